@@ -1,0 +1,250 @@
+"""The Python API under the CLI (and the MCP server): each command as a plain function."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reliora_git import git
+from reliora_git.catalog import Catalog, Entry, load_catalog
+from reliora_git.duplicates import SimilarityWarning, find_similar
+from reliora_git.errors import RelioraError
+from reliora_git.feedback import event_file_stem, render_event
+from reliora_git.model import OUTCOMES, FeedbackEvent, Problem, Record
+from reliora_git.parse import render_record
+from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query, index_record, rank
+from reliora_git.store import Store, check_id, new_id, write_new
+from reliora_git.validate import validate
+
+# --- search ----------------------------------------------------------------------------------
+
+
+@dataclass
+class SearchResult:
+    query: Query
+    context: ContextFilter | None
+    hits: list[Hit]
+    skipped: list[RelioraError]
+
+
+def search(
+    store: Store,
+    text: str,
+    *,
+    project_context: str | None = None,
+    min_level: str | None = None,
+    include_retired: bool = False,
+) -> SearchResult:
+    """Every result for ``text`` (the caller applies its limit; ``total`` counts them all)."""
+    query = Query.parse(text)
+    context = ContextFilter.parse(project_context) if project_context else None
+    catalog = load_catalog(store)
+    hits = rank(
+        catalog.indexed(),
+        query,
+        feedback=catalog.feedback(),
+        context=context,
+        include_retired=include_retired,
+        min_level=min_level,
+    )
+    return SearchResult(query, context, hits, catalog.skipped())
+
+
+# --- show / list -----------------------------------------------------------------------------
+
+
+def resolve(catalog: Catalog, id_or_prefix: str) -> Record:
+    """The record whose id is ``id_or_prefix``, or the one record whose id starts with it."""
+    check_id(id_or_prefix)
+    records = catalog.records
+    for record in records:
+        if record.id == id_or_prefix:
+            return record
+    candidates = sorted(r.id for r in records if r.id.startswith(id_or_prefix))
+    if len(candidates) == 1:
+        return next(r for r in records if r.id == candidates[0])
+    if candidates:
+        raise RelioraError(
+            f"id prefix {id_or_prefix!r} is ambiguous; it matches {', '.join(candidates)}",
+            code="ambiguous_id",
+        )
+    raise RelioraError(f"no experience with id {id_or_prefix!r}", code="unknown_id")
+
+
+def show(store: Store, id_or_prefix: str) -> tuple[Record, Catalog]:
+    catalog = load_catalog(store)
+    return resolve(catalog, id_or_prefix), catalog
+
+
+def list_records(store: Store, tag: str | None = None) -> tuple[list[Record], Catalog]:
+    """Records newest first (created, then id); ``tag`` filters case-insensitively."""
+    catalog = load_catalog(store)
+    records = catalog.records
+    if tag is not None:
+        wanted = tag.casefold()
+        records = [r for r in records if any(t.casefold() == wanted for t in r.tags)]
+    records.sort(key=lambda r: r.id)
+    records.sort(key=lambda r: r.created or "", reverse=True)
+    return records, catalog
+
+
+# --- record / feedback -----------------------------------------------------------------------
+
+
+@dataclass
+class Saved:
+    record: Record
+    warnings: list[SimilarityWarning] = field(default_factory=list)
+
+
+def record(store: Store, new: Record, *, stage: bool = False) -> Saved:
+    """Validate ``new``, give it an id, date and author, save it, and return similar records."""
+    now = _utc_now()
+    new.id = new.id or new_id(new.title)
+    new.created = new.created or now.date().isoformat()
+    new.status = new.status or "active"
+    if new.author is None:
+        new.author = git.user_name(store.root)
+    validate_new(new)
+    catalog = load_catalog(store)
+    if any(r.id == new.id for r in catalog.records):
+        raise RelioraError(f"an experience with id {new.id!r} already exists", code="exists")
+    path = store.experiences / f"{new.id}.md"
+    new.locator = store.locator(path)
+    warnings = find_similar(new, catalog.indexed(), catalog.feedback())
+    write_new(path, render_record(new), store)
+    if stage:
+        git.stage(store.root, [path])
+    return Saved(new, warnings)
+
+
+def validate_new(new: Record) -> None:
+    """Raise a usage error naming the first thing that keeps ``new`` from being saved."""
+    errors = [p for p in validate(new) if p.severity == "error"]
+    if errors:
+        raise RelioraError(
+            f"the experience is not valid: {errors[0].message}", code="invalid_record"
+        )
+
+
+def feedback(store: Store, id_or_prefix: str, outcome: str, note: str = "") -> FeedbackEvent:
+    if outcome not in OUTCOMES:
+        raise RelioraError(
+            f"outcome {outcome!r} must be one of {', '.join(OUTCOMES)}", code="invalid_outcome"
+        )
+    target = resolve(load_catalog(store), id_or_prefix)
+    now = _utc_now()
+    folder = store.feedback / target.id
+    path = folder / f"{event_file_stem(now, secrets.token_hex(3))}.md"
+    event = FeedbackEvent(
+        record=target.id,
+        outcome=outcome,
+        at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        author=git.user_name(store.root),
+        note=note,
+        locator=store.locator(path),
+    )
+    write_new(path, render_event(event), store)
+    return event
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+# --- check -----------------------------------------------------------------------------------
+
+
+@dataclass
+class FileReport:
+    locator: str
+    id: str | None
+    problems: list[Problem] = field(default_factory=list)
+    similar: list[SimilarityWarning] = field(default_factory=list)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(p.severity == "error" for p in self.problems)
+
+
+@dataclass
+class CheckReport:
+    checked: int
+    files: list[FileReport]
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.has_errors for f in self.files)
+
+
+def check(store: Store, paths: list[str] | None = None) -> CheckReport:
+    """Validate every record; seek similar records for the files named in ``paths``.
+
+    Lexical similarity is sought only for named files (and staged ones, in the
+    hook): over a whole store it would compare every record with every other.
+    Exact duplicates (same title, solution and applicability) and id clashes are
+    always reported.
+    """
+    catalog = load_catalog(store)
+    named = _named_locators(store, paths) if paths else None
+    if named is not None:
+        missing = named - {e.locator for e in catalog.entries}
+        if missing:
+            raise RelioraError(
+                f"not a record file under {store.experiences.name}/: {sorted(missing)[0]}",
+                code="not_found",
+            )
+    return check_entries(catalog, catalog.entries, similar_for=named)
+
+
+def check_entries(
+    catalog: Catalog, entries: list[Entry], similar_for: set[str] | None
+) -> CheckReport:
+    """Reports for ``entries`` judged against ``catalog`` (the hook passes staged entries)."""
+    docs = catalog.indexed()
+    feedback = catalog.feedback()
+    owners: dict[str, str] = {}
+    for entry in catalog.entries:
+        if entry.record is not None and entry.record.id:
+            owners.setdefault(entry.record.id, entry.locator)
+    twins: dict[str, list[IndexedRecord]] = defaultdict(list)
+    for doc in docs:
+        twins[doc.fingerprint].append(doc)
+    reports = []
+    for entry in entries:
+        report = FileReport(entry.locator, entry.record.id if entry.record else None)
+        if entry.error is not None:
+            report.problems.append(Problem("error", entry.error.message, entry.error.line))
+        report.problems.extend(entry.problems)
+        rec = entry.record
+        if rec is not None and rec.id:
+            owner = owners.get(rec.id)
+            if owner is not None and owner != entry.locator:
+                report.problems.append(Problem("error", f"id {rec.id!r} is also used by {owner}"))
+        if rec is not None and entry.usable:
+            # Named files get the full lexical search; the rest only their exact twins.
+            pool = (
+                docs
+                if similar_for is not None and entry.locator in similar_for
+                else (twins.get(index_record(rec).fingerprint, []))
+            )
+            report.similar = find_similar(rec, pool, feedback)
+        if report.problems or report.similar:
+            reports.append(report)
+    return CheckReport(len(entries), reports)
+
+
+def _named_locators(store: Store, paths: list[str]) -> set[str]:
+    named = set()
+    for raw in paths:
+        path = Path(raw).resolve()
+        try:
+            named.add(store.locator(path))
+        except ValueError:
+            raise RelioraError(
+                f"{raw} is outside the store at {store.root}", code="not_found"
+            ) from None
+    return named

@@ -1,0 +1,119 @@
+"""The store as it is on disk right now: every record file read, parsed and validated.
+
+This is the one place that turns files into records for search, show, list and
+check, so a malformed file is handled the same way everywhere: it is kept as
+an entry with an error, skipped by search, and reported by check.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from reliora_git.errors import RecordError, RelioraError
+from reliora_git.feedback import parse_event
+from reliora_git.model import FeedbackEvent, FeedbackSummary, Problem, Record
+from reliora_git.parse import parse_record
+from reliora_git.rank import IndexedRecord, feedback_summary, index_record
+from reliora_git.store import Store, read_text, walk_markdown
+from reliora_git.validate import validate
+
+
+@dataclass
+class Entry:
+    """One file under ``experiences/``: a record, or the reason it is not one."""
+
+    locator: str
+    record: Record | None = None
+    problems: list[Problem] = field(default_factory=list)
+    error: RecordError | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.record is not None and not any(p.severity == "error" for p in self.problems)
+
+    def first_error(self) -> RelioraError:
+        if self.error is not None:
+            return self.error
+        problem = next(p for p in self.problems if p.severity == "error")
+        return RecordError(problem.message, path=self.locator, line=problem.line)
+
+
+def read_entry(locator: str, text: str) -> Entry:
+    """Parse and validate one record's text (the staged-blob path of the hook uses this too)."""
+    try:
+        parsed = parse_record(text, locator)
+    except RecordError as exc:
+        return Entry(locator, error=exc)
+    return Entry(locator, parsed.record, parsed.problems + validate(parsed.record))
+
+
+@dataclass
+class Catalog:
+    store: Store
+    entries: list[Entry]
+    events: dict[str, list[FeedbackEvent]]
+    #: Feedback files that could not be read (they count for nothing).
+    feedback_errors: list[RecordError]
+
+    @property
+    def records(self) -> list[Record]:
+        """Usable records with a unique id (the first file in path order wins a clash)."""
+        seen: set[str] = set()
+        result = []
+        for entry in self.entries:
+            if entry.usable and entry.record is not None and entry.record.id not in seen:
+                seen.add(entry.record.id)
+                result.append(entry.record)
+        return result
+
+    def skipped(self) -> list[RelioraError]:
+        """One error per entry that search leaves out, in path order."""
+        skipped: list[RelioraError] = []
+        seen: dict[str, str] = {}
+        for entry in self.entries:
+            if not entry.usable:
+                skipped.append(entry.first_error())
+            elif entry.record is not None:
+                if entry.record.id in seen:
+                    skipped.append(
+                        RecordError(
+                            f"id {entry.record.id!r} is already used by {seen[entry.record.id]}",
+                            path=entry.locator,
+                        )
+                    )
+                else:
+                    seen[entry.record.id] = entry.locator
+        return skipped
+
+    def feedback(self) -> dict[str, FeedbackSummary]:
+        return {
+            rid: feedback_summary(e.outcome for e in events) for rid, events in self.events.items()
+        }
+
+    def indexed(self) -> list[IndexedRecord]:
+        return [index_record(record) for record in self.records]
+
+
+def load_catalog(store: Store) -> Catalog:
+    entries = []
+    for file in walk_markdown(store, store.experiences):
+        try:
+            entries.append(read_entry(file.locator, read_text(file)))
+        except RecordError as exc:
+            entries.append(Entry(file.locator, error=exc))
+    events, feedback_errors = load_events(store)
+    return Catalog(store, entries, events, feedback_errors)
+
+
+def load_events(store: Store) -> tuple[dict[str, list[FeedbackEvent]], list[RecordError]]:
+    events: dict[str, list[FeedbackEvent]] = defaultdict(list)
+    errors: list[RecordError] = []
+    for file in walk_markdown(store, store.feedback):
+        try:
+            event = parse_event(read_text(file), file.locator)
+        except RecordError as exc:
+            errors.append(exc)
+            continue
+        events[event.record].append(event)
+    return dict(events), errors

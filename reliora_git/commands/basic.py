@@ -1,0 +1,192 @@
+"""``init``, ``search``, ``show``, ``list`` and ``feedback``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reliora_git import api
+from reliora_git.commands.common import JsonFlag, RepoOption, reporting
+from reliora_git.jsonio import record_to_json, search_document, show_document
+from reliora_git.model import OUTCOMES, FeedbackSummary
+from reliora_git.output import Printer, print_json
+from reliora_git.store import find_store
+
+LEVEL_NAMES = ("strong", "moderate", "weak")
+
+
+def init(
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Create .reliora/ (README for reviewers, config.toml, experiences/, feedback/).
+
+    The store goes at the top of the git work tree you are in (or the current
+    folder outside git, or --repo). Running it again only adds what is missing.
+
+    \b
+    Example:
+      reliora init
+    """
+    from reliora_git import git
+    from reliora_git.template import init_store
+
+    with reporting(json_output):
+        root = repo.resolve() if repo else git.toplevel(Path.cwd()) or Path.cwd()
+        store, created = init_store(root)
+        if json_output:
+            print_json({"store": str(store.path), "created": created})
+            return
+        printer = Printer()
+        for path in created:
+            printer.line(f"created {path}")
+        printer.line(
+            f"Store ready at {store.path}" if created else f"{store.path} is already set up"
+        )
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="Words of the task, e.g. 'flaky pytest timeouts'.")],
+    project_context: Annotated[
+        str | None,
+        typer.Option(
+            "--project-context",
+            "-p",
+            help="Keep only records whose project context, tags or applicability match.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="Results to show (default 10).")
+    ] = None,
+    min_level: Annotated[
+        str | None,
+        typer.Option("--min-level", help="Lowest match level shown: strong, moderate, weak."),
+    ] = None,
+    include_retired: Annotated[
+        bool, typer.Option("--include-retired", help="Also search retired and superseded records.")
+    ] = False,
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Rank experiences for QUERY, explaining every score field by field.
+
+    \b
+    Example:
+      reliora search "pytest timeouts on ci" --project-context python --limit 5
+    """
+    from reliora_git.config import load_config
+    from reliora_git.errors import RelioraError
+
+    with reporting(json_output):
+        if min_level is not None and min_level not in LEVEL_NAMES:
+            raise RelioraError(
+                f"--min-level must be one of {', '.join(LEVEL_NAMES)}", code="invalid_option"
+            )
+        store = find_store(repo)
+        result = api.search(
+            store,
+            query,
+            project_context=project_context,
+            min_level=min_level,
+            include_retired=include_retired,
+        )
+        shown = limit or load_config(store).search_limit
+        printer = Printer()
+        printer.skipped(result.skipped)
+        if json_output:
+            print_json(search_document(result.query, result.context, result.hits, shown))
+        else:
+            printer.search(result, shown)
+
+
+def show(
+    record_id: Annotated[
+        str, typer.Argument(metavar="ID", help="An id, or a unique prefix of one.")
+    ],
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Show one experience in full, with its feedback.
+
+    \b
+    Example:
+      reliora show flaky-pytest
+    """
+    with reporting(json_output):
+        record, catalog = api.show(find_store(repo), record_id)
+        summary = catalog.feedback().get(record.id) or FeedbackSummary()
+        if json_output:
+            events = [
+                {
+                    "outcome": e.outcome,
+                    "at": e.at,
+                    "author": e.author,
+                    "note": e.note,
+                    "locator": e.locator,
+                }
+                for e in sorted(catalog.events.get(record.id, []), key=lambda e: e.locator)
+            ]
+            print_json(show_document(record, summary, events))
+        else:
+            Printer().record(record, summary)
+
+
+def list_(
+    tag: Annotated[
+        str | None, typer.Option("--tag", "-t", help="Only records with this tag.")
+    ] = None,
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """List every experience, newest first.
+
+    \b
+    Example:
+      reliora list --tag pytest
+    """
+    with reporting(json_output):
+        records, catalog = api.list_records(find_store(repo), tag)
+        printer = Printer()
+        printer.skipped(catalog.skipped())
+        if json_output:
+            print_json([record_to_json(r) for r in records])
+        else:
+            printer.listing(records)
+
+
+def feedback(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="The experience you used.")],
+    outcome: Annotated[str, typer.Argument(help=f"One of: {', '.join(OUTCOMES)}.")],
+    note: Annotated[str, typer.Option("--note", "-m", help="What happened, in a sentence.")] = "",
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Record how an experience worked out (adds one event file; never edits).
+
+    \b
+    Example:
+      reliora feedback flaky-pytest success --note "fixed the CI timeouts"
+    """
+    with reporting(json_output):
+        event = api.feedback(find_store(repo), record_id, outcome, note)
+        if json_output:
+            print_json(
+                {
+                    "record": event.record,
+                    "outcome": event.outcome,
+                    "at": event.at,
+                    "locator": event.locator,
+                }
+            )
+        else:
+            Printer().line(f"feedback {event.outcome} on {event.record} saved as {event.locator}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(init)
+    app.command()(search)
+    app.command()(show)
+    app.command("list")(list_)
+    app.command()(feedback)

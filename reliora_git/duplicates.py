@@ -1,0 +1,101 @@
+"""Similar-experience warnings (SPEC.md §6). Pure: built on :mod:`reliora_git.rank`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reliora_git.errors import RelioraError
+from reliora_git.model import FeedbackSummary, Record
+from reliora_git.rank import FIELDS, IndexedRecord, Query, index_record, rank
+
+MAX_WARNINGS = 3
+_CONTEXT = FIELDS.index("projectContext")
+_APPLICABILITY = FIELDS.index("applicability")
+_LEVEL_ORDER = {"strong": 0, "moderate": 1}
+
+
+@dataclass(frozen=True)
+class SimilarityWarning:
+    id: str
+    locator: str
+    title: str
+    match_level: str
+    score: float
+    status: str
+
+    @property
+    def message(self) -> str:
+        state = "" if self.status == "active" else f" ({self.status})"
+        return (
+            f"similar to existing experience {self.id}{state} '{self.title}' "
+            f"({self.match_level} match): consider `reliora feedback {self.id} …` "
+            "or refining that record instead of adding a new one"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": "SIMILAR_EXPERIENCE_FOUND",
+            "id": self.id,
+            "locator": self.locator,
+            "title": self.title,
+            "matchLevel": self.match_level,
+            "score": round(self.score, 4),
+            "message": self.message,
+        }
+
+
+def duplicate_query_text(record: Record) -> str:
+    """The query a record is checked with: its title, tags and first two problems."""
+    return " ".join([record.title, *record.tags, *record.problems[:2]])
+
+
+def _tokens_of(field_string: str) -> set[str]:
+    return set(field_string.split())
+
+
+def find_similar(
+    record: Record,
+    docs: Sequence[IndexedRecord],
+    feedback: Mapping[str, FeedbackSummary] | None = None,
+) -> list[SimilarityWarning]:
+    """Up to three existing records that ``record`` repeats, strongest first."""
+    candidate = index_record(record)
+    others = [doc for doc in docs if doc.id != record.id]
+    levels: dict[str, tuple[str, float]] = {}
+    try:
+        query = Query.parse(duplicate_query_text(record))
+    except RelioraError:
+        query = None
+    if query is not None:
+        for hit in rank(others, query, feedback=feedback, include_retired=True):
+            if hit.level == "weak":
+                continue
+            level = hit.level
+            if level == "strong" and not _shares_context(candidate, hit.doc):
+                level = "moderate"
+            levels[hit.doc.id] = (level, hit.score)
+    for doc in others:
+        if candidate.fingerprint.strip("\x1f") and doc.fingerprint == candidate.fingerprint:
+            levels[doc.id] = ("strong", levels.get(doc.id, ("", 0.0))[1])
+    by_id = {doc.id: doc for doc in others}
+    ordered = sorted(levels.items(), key=lambda kv: (_LEVEL_ORDER[kv[1][0]], -kv[1][1], kv[0]))
+    return [
+        SimilarityWarning(
+            id=doc_id,
+            locator=by_id[doc_id].locator,
+            title=by_id[doc_id].title,
+            match_level=level,
+            score=score,
+            status=by_id[doc_id].status,
+        )
+        for doc_id, (level, score) in ordered[:MAX_WARNINGS]
+    ]
+
+
+def _shares_context(a: IndexedRecord, b: IndexedRecord) -> bool:
+    return bool(
+        _tokens_of(a.fields[_CONTEXT]) & _tokens_of(b.fields[_CONTEXT])
+        or _tokens_of(a.fields[_APPLICABILITY]) & _tokens_of(b.fields[_APPLICABILITY])
+    )

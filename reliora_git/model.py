@@ -1,0 +1,98 @@
+"""Plain data shared by the pure core and the I/O layers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+CONFIDENCES = ("low", "medium", "high")
+STATUSES = ("active", "superseded", "retired")
+OUTCOMES = ("success", "partial", "failure", "not-applicable", "outdated")
+
+#: Body sections in canonical order: (heading, JSON name, is a list).
+SECTIONS: tuple[tuple[str, str, bool], ...] = (
+    ("Task", "task", False),
+    ("Problems", "problems", True),
+    ("Solution", "solution", False),
+    ("Why it worked", "whyItWorked", False),
+    ("Failed attempts", "failedAttempts", True),
+    ("Warnings", "warnings", True),
+    ("Applicability", "applicability", False),
+    ("Verification", "verification", False),
+)
+
+
+@dataclass
+class Record:
+    """One experience. Text fields are '' and list fields [] when absent."""
+
+    id: str = ""
+    title: str = ""
+    tags: list[str] = field(default_factory=list)
+    project_context: str = ""
+    confidence: str | None = None
+    status: str = "active"
+    created: str | None = None
+    updated: str | None = None
+    author: str | None = None
+    supersedes: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    task: str = ""
+    problems: list[str] = field(default_factory=list)
+    solution: str = ""
+    why_it_worked: str = ""
+    failed_attempts: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    applicability: str = ""
+    verification: str = ""
+    #: Front-matter keys this version does not know, kept verbatim on rewrite.
+    extra_meta: dict[str, Any] = field(default_factory=dict)
+    #: Body sections this version does not know: (heading, text), in file order.
+    extra_sections: list[tuple[str, str]] = field(default_factory=list)
+    #: Text before the first heading, kept on rewrite.
+    preamble: str = ""
+    #: Repo-relative POSIX path of the file; '' for a record not yet saved.
+    locator: str = ""
+
+    @property
+    def is_active(self) -> bool:
+        return self.status not in ("retired", "superseded")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A validation finding. ``severity`` is 'error' or 'warning'."""
+
+    severity: str
+    message: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class FeedbackEvent:
+    record: str
+    outcome: str
+    at: str
+    author: str | None = None
+    note: str = ""
+    locator: str = ""
+
+
+@dataclass(frozen=True)
+class FeedbackSummary:
+    success: int = 0
+    partial: int = 0
+    failure: int = 0
+    not_applicable: int = 0
+    outdated: int = 0
+    adjustment: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "success": self.success,
+            "partial": self.partial,
+            "failure": self.failure,
+            "notApplicable": self.not_applicable,
+            "outdated": self.outdated,
+            "adjustment": round(self.adjustment, 4),
+        }

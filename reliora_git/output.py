@@ -1,0 +1,176 @@
+"""Rendering for people (a terminal or a pipe) and for programs (one JSON document).
+
+Record text is untrusted: what reaches a terminal has control characters and
+bidirectional overrides removed; JSON keeps it verbatim (json escapes it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from typing import IO, Any
+
+from reliora_git.api import CheckReport, SearchResult
+from reliora_git.duplicates import SimilarityWarning
+from reliora_git.errors import RelioraError
+from reliora_git.model import FeedbackSummary, Record
+from reliora_git.rank import FIELDS, Hit
+
+# C0 and C1 controls except tab and newline, DEL, and the bidi embedding/override/isolate marks.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_COLOURS = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+_LEVEL_COLOUR = {"strong": "green", "moderate": "yellow", "weak": "dim"}
+
+
+def clean(text: str) -> str:
+    """``text`` safe for a terminal: no escape sequences, no direction overrides."""
+    return _UNSAFE.sub("", text)
+
+
+def one_line(text: str) -> str:
+    return " ".join(clean(text).split())
+
+
+def use_colour(stream: IO[str]) -> bool:
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+class Printer:
+    """Writes human output to stdout, warnings and errors to stderr."""
+
+    def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.colour = use_colour(self.out)
+
+    def style(self, text: str, *names: str) -> str:
+        if not self.colour or not names:
+            return text
+        codes = ";".join(_COLOURS[n] for n in names)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    def line(self, text: str = "") -> None:
+        print(text, file=self.out)
+
+    def warn(self, message: str) -> None:
+        print(f"reliora: warning: {clean(message)}", file=self.err)
+
+    def skipped(self, errors: list[RelioraError]) -> None:
+        for error in errors:
+            self.warn(f"{error} (skipped)")
+
+    # --- search ----------------------------------------------------------------------------
+
+    def search(self, result: SearchResult, limit: int) -> None:
+        hits = result.hits[:limit]
+        if not hits:
+            self.line(f"No experiences match {one_line(result.query.text)!r}.")
+            return
+        more = len(result.hits) - len(hits)
+        for rank, hit in enumerate(hits, start=1):
+            self._hit(rank, hit)
+        if more > 0:
+            self.line(self.style(f"… and {more} more (use --limit to see them)", "dim"))
+
+    def _hit(self, rank: int, hit: Hit) -> None:
+        doc = hit.doc
+        level = self.style(hit.level, _LEVEL_COLOUR[hit.level])
+        status = "" if doc.is_active else self.style(f" [{doc.status}]", "red")
+        self.line(f"{rank:>2}. {self.style(one_line(doc.title), 'bold')}{status}")
+        self.line(
+            f"    {level}  score {hit.score:.2f}  {self.style(doc.id, 'cyan')}  {doc.locator}"
+        )
+        self.line(f"    matched: {', '.join(hit.matched_tokens)}  ·  {explain(hit)}")
+
+    # --- records ---------------------------------------------------------------------------
+
+    def record(self, record: Record, summary: FeedbackSummary) -> None:
+        self.line(self.style(one_line(record.title), "bold"))
+        meta = [record.id, record.locator, f"status {record.status}"]
+        if record.confidence:
+            meta.append(f"confidence {record.confidence}")
+        if record.created:
+            meta.append(f"created {record.created}")
+        self.line(self.style("  ·  ".join(meta), "dim"))
+        if record.tags:
+            self.line("tags: " + ", ".join(one_line(t) for t in record.tags))
+        if record.project_context:
+            self.line("project context: " + one_line(record.project_context))
+        for heading, value in _sections(record):
+            self.line()
+            self.line(self.style(heading, "bold"))
+            if isinstance(value, list):
+                for item in value:
+                    self.line("  - " + clean(item).replace("\n", "\n    "))
+            else:
+                self.line(clean(value))
+        self.line()
+        self.line(f"feedback: {feedback_line(summary)}")
+
+    def listing(self, records: list[Record]) -> None:
+        if not records:
+            self.line("No experiences yet. Record one with `reliora record --help`.")
+        for record in records:
+            created = record.created or "          "
+            self.line(f"{created}  {self.style(record.id, 'cyan')}  {one_line(record.title)}")
+
+    def similar(self, warnings: list[SimilarityWarning]) -> None:
+        for warning in warnings:
+            print(
+                f"SIMILAR_EXPERIENCE_FOUND {warning.locator}: {clean(warning.message)}",
+                file=self.err,
+            )
+
+    def check(self, report: CheckReport) -> None:
+        for file in report.files:
+            for problem in file.problems:
+                where = file.locator + (f":{problem.line}" if problem.line else "")
+                label = self.style(
+                    problem.severity, "red" if problem.severity == "error" else "yellow"
+                )
+                self.line(f"{where}: {label}: {clean(problem.message)}")
+            for warning in file.similar:
+                self.line(f"{file.locator}: SIMILAR_EXPERIENCE_FOUND: {clean(warning.message)}")
+        errors = sum(f.has_errors for f in report.files)
+        verdict = "ok" if report.ok else f"{errors} invalid"
+        self.line(f"checked {report.checked} record file(s): {verdict}")
+
+
+def explain(hit: Hit) -> str:
+    """The non-zero parts of the score, e.g. ``title 7.60 + tags 8.55 ×0.95 + feedback 1.00``."""
+    parts = [f"{name} {hit.breakdown[name]:.2f}" for name in FIELDS if hit.breakdown[name]]
+    if hit.breakdown["exactPhrase"]:
+        parts.append(f"phrase {hit.breakdown['exactPhrase']:.2f}")
+    text = " + ".join(parts) + f" (×{hit.breakdown['coverageMultiplier']:.2f} coverage)"
+    if hit.breakdown["feedback"]:
+        text += f" {hit.breakdown['feedback']:+.2f} feedback"
+    return text
+
+
+def feedback_line(summary: FeedbackSummary) -> str:
+    counts = summary.to_json()
+    adjustment = counts.pop("adjustment")
+    shown = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
+    return f"{shown or 'none yet'} (adjustment {adjustment:+.2f})"
+
+
+def _sections(record: Record) -> list[tuple[str, str | list[str]]]:
+    pairs: list[tuple[str, str | list[str]]] = [
+        ("Task", record.task),
+        ("Problems", record.problems),
+        ("Solution", record.solution),
+        ("Why it worked", record.why_it_worked),
+        ("Failed attempts", record.failed_attempts),
+        ("Warnings", record.warnings),
+        ("Applicability", record.applicability),
+        ("Verification", record.verification),
+        *record.extra_sections,
+    ]
+    return [(heading, value) for heading, value in pairs if value]
+
+
+def print_json(document: Any, stream: IO[str] | None = None) -> None:
+    """Exactly one JSON document and a newline."""
+    print(json.dumps(document, ensure_ascii=False, indent=2), file=stream or sys.stdout)

@@ -1,0 +1,279 @@
+"""Explained lexical ranking (SPEC.md §5). Pure: plain data in, plain data out.
+
+Each record is indexed once as nine *field strings*, one per scoring component.
+A field string holds the field's token sequences (each list item and each tag
+its own sequence) as ``" tok tok tok "``, sequences separated by newlines.
+Because tokens never contain spaces or newlines, every matching rule becomes a
+substring test that runs in C:
+
+* exact token ``q``:                       ``" q "`` in the field;
+* a record token that extends ``q``:         ``" q"`` in the field (when len(q) ≥ 5);
+* a record token that ``q`` extends:         ``" q[:k] "`` for 5 ≤ k < len(q);
+* the exact phrase (a whole-token run inside one sequence): ``" a b c "``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from reliora_git.errors import RelioraError
+from reliora_git.model import FeedbackSummary, Record
+from reliora_git.tokens import PREFIX_MIN, content_tokens, tokenize
+
+#: Scoring components in JSON order, with their weight per matching query token.
+FIELD_WEIGHTS: dict[str, int] = {
+    "tags": 9,
+    "title": 8,
+    "problems": 7,
+    "task": 5,
+    "solution": 4,
+    "projectContext": 4,
+    "applicability": 4,
+    "failedAttempts": 3,
+    "warnings": 2,
+}
+FIELDS = tuple(FIELD_WEIGHTS)
+_WEIGHTS = tuple(FIELD_WEIGHTS.values())
+#: Fields that the --project-context filter looks at.
+CONTEXT_FIELDS = (
+    FIELDS.index("projectContext"),
+    FIELDS.index("tags"),
+    FIELDS.index("applicability"),
+)
+
+PHRASE_BONUS = 12.0
+FEEDBACK_WEIGHTS = {
+    "success": 1.0,
+    "partial": 0.5,
+    "failure": -1.0,
+    "not-applicable": -0.25,
+    "outdated": -0.5,
+}
+FEEDBACK_MIN, FEEDBACK_MAX = -1.5, 2.5
+LEVELS = ("strong", "moderate", "weak")
+NO_FEEDBACK = FeedbackSummary()
+
+
+# --- indexing --------------------------------------------------------------------------------
+
+
+def field_texts(record: Record) -> tuple[list[str], ...]:
+    """The searchable text pieces of each component, in FIELDS order; each piece is one sequence."""
+    return (
+        record.tags,
+        [record.title],
+        record.problems,
+        [record.task],
+        [record.solution, record.why_it_worked],
+        [record.project_context],
+        [record.applicability],
+        record.failed_attempts,
+        record.warnings,
+    )
+
+
+def encode_field(pieces: Iterable[str]) -> str:
+    """One field string: each piece's tokens as ``" a b "``, pieces separated by newlines."""
+    return "\n".join(f" {' '.join(tokens)} " for piece in pieces if (tokens := tokenize(piece)))
+
+
+@dataclass(frozen=True)
+class IndexedRecord:
+    """What ranking needs of one record, and what a result shows."""
+
+    id: str
+    title: str
+    locator: str
+    tags: tuple[str, ...]
+    status: str
+    confidence: str | None
+    #: Nine field strings in FIELDS order (see the module docstring).
+    fields: tuple[str, ...]
+    #: Normalised title, solution and applicability: equal fingerprints mean an exact duplicate.
+    fingerprint: str
+
+    @property
+    def is_active(self) -> bool:
+        return self.status not in ("retired", "superseded")
+
+
+def index_record(record: Record) -> IndexedRecord:
+    fingerprint = "\x1f".join(
+        " ".join(tokenize(text)) for text in (record.title, record.solution, record.applicability)
+    )
+    return IndexedRecord(
+        id=record.id,
+        title=record.title,
+        locator=record.locator,
+        tags=tuple(record.tags),
+        status=record.status,
+        confidence=record.confidence,
+        fields=tuple(encode_field(pieces) for pieces in field_texts(record)),
+        fingerprint=fingerprint,
+    )
+
+
+# --- queries ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueryToken:
+    """A query token with the substrings that find it in a field string (see module docstring)."""
+
+    text: str
+    needles: tuple[str, ...]
+
+    @classmethod
+    def of(cls, token: str) -> QueryToken:
+        needles = [f" {token} "]
+        if len(token) >= PREFIX_MIN:
+            needles.append(f" {token}")
+            needles.extend(f" {token[:k]} " for k in range(PREFIX_MIN, len(token)))
+        return cls(token, tuple(needles))
+
+    def found_in(self, field_string: str) -> bool:
+        return any(needle in field_string for needle in self.needles)
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    tokens: tuple[QueryToken, ...]
+    #: ``" a b c "`` when the query has at least two tokens (stop words kept), else None.
+    phrase: str | None
+
+    @classmethod
+    def parse(cls, text: str) -> Query:
+        tokens = content_tokens(text)
+        if not tokens:
+            raise RelioraError(
+                f"the query {text!r} has no searchable words (only stop words or punctuation)",
+                code="empty_query",
+            )
+        sequence = tokenize(text)
+        phrase = f" {' '.join(sequence)} " if len(sequence) >= 2 else None
+        return cls(text, tuple(QueryToken.of(t) for t in tokens), phrase)
+
+    @property
+    def token_texts(self) -> list[str]:
+        return [t.text for t in self.tokens]
+
+
+@dataclass(frozen=True)
+class ContextFilter:
+    text: str
+    tokens: tuple[QueryToken, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> ContextFilter:
+        tokens = content_tokens(text)
+        if not tokens:
+            raise RelioraError(
+                f"--project-context {text!r} has no searchable words", code="empty_query"
+            )
+        return cls(text, tuple(QueryToken.of(t) for t in tokens))
+
+    def admits(self, doc: IndexedRecord) -> bool:
+        return any(t.found_in(doc.fields[i]) for i in CONTEXT_FIELDS for t in self.tokens)
+
+
+# --- scoring ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hit:
+    doc: IndexedRecord
+    score: float
+    relevance: float
+    coverage: float
+    level: str
+    matched_tokens: tuple[str, ...]
+    #: Every scaled component (nine fields + exactPhrase), coverageMultiplier, feedback.
+    breakdown: dict[str, float] = field(hash=False)
+    feedback: FeedbackSummary = NO_FEEDBACK
+
+
+def feedback_summary(outcomes: Iterable[str]) -> FeedbackSummary:
+    """Count outcomes; the adjustment is their weighted sum clamped to [−1.5, +2.5]."""
+    counts = dict.fromkeys(FEEDBACK_WEIGHTS, 0)
+    for outcome in outcomes:
+        if outcome in counts:
+            counts[outcome] += 1
+    total = sum(FEEDBACK_WEIGHTS[o] * n for o, n in counts.items())
+    return FeedbackSummary(
+        success=counts["success"],
+        partial=counts["partial"],
+        failure=counts["failure"],
+        not_applicable=counts["not-applicable"],
+        outdated=counts["outdated"],
+        adjustment=min(FEEDBACK_MAX, max(FEEDBACK_MIN, total)),
+    )
+
+
+def match_level(coverage: float, relevance: float) -> str:
+    if coverage >= 0.75 and relevance >= 18:
+        return "strong"
+    if coverage >= 0.40 and relevance >= 8:
+        return "moderate"
+    return "weak"
+
+
+def score_record(
+    doc: IndexedRecord, query: Query, feedback: FeedbackSummary = NO_FEEDBACK
+) -> Hit | None:
+    """Score one record against ``query``; None when no query token matches it."""
+    per_field = [
+        [t.text for t in query.tokens if t.found_in(text)] if text else [] for text in doc.fields
+    ]
+    matched = {token for tokens in per_field for token in tokens}
+    if not matched:
+        return None
+    coverage = len(matched) / len(query.tokens)
+    multiplier = 0.6 + 0.4 * coverage
+    phrase = PHRASE_BONUS if query.phrase and any(query.phrase in f for f in doc.fields) else 0.0
+    raws = [weight * len(tokens) for weight, tokens in zip(_WEIGHTS, per_field, strict=True)]
+    relevance = (sum(raws) + phrase) * multiplier
+    breakdown = {name: raw * multiplier for name, raw in zip(FIELDS, raws, strict=True)}
+    breakdown["exactPhrase"] = phrase * multiplier
+    breakdown["coverageMultiplier"] = multiplier
+    breakdown["feedback"] = feedback.adjustment
+    return Hit(
+        doc=doc,
+        score=relevance + feedback.adjustment,
+        relevance=relevance,
+        coverage=coverage,
+        level=match_level(coverage, relevance),
+        matched_tokens=tuple(t.text for t in query.tokens if t.text in matched),
+        breakdown=breakdown,
+        feedback=feedback,
+    )
+
+
+def sort_key(hit: Hit) -> tuple[float, float, str]:
+    return (-hit.score, -hit.relevance, hit.doc.id)
+
+
+def rank(
+    docs: Sequence[IndexedRecord],
+    query: Query,
+    *,
+    feedback: Mapping[str, FeedbackSummary] | None = None,
+    context: ContextFilter | None = None,
+    include_retired: bool = False,
+    min_level: str | None = None,
+) -> list[Hit]:
+    """All results for ``query``, best first (score, then relevance, then id)."""
+    feedback = feedback or {}
+    allowed = LEVELS[: LEVELS.index(min_level) + 1] if min_level else LEVELS
+    hits = []
+    for doc in docs:
+        if not include_retired and not doc.is_active:
+            continue
+        if context is not None and not context.admits(doc):
+            continue
+        hit = score_record(doc, query, feedback.get(doc.id, NO_FEEDBACK))
+        if hit is not None and hit.level in allowed:
+            hits.append(hit)
+    hits.sort(key=sort_key)
+    return hits

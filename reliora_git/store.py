@@ -1,0 +1,216 @@
+"""The ``.reliora/`` folder on disk: find it, list and read its files, write new ones atomically.
+
+Every path that comes from a user or a record is checked here before it
+touches the file system, and nothing is written outside ``.reliora/``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from reliora_git.errors import RecordError, RelioraError
+from reliora_git.tokens import tokenize
+from reliora_git.validate import is_valid_id
+
+STORE_DIR = ".reliora"
+MAX_RECORD_BYTES = 1024 * 1024
+SLUG_MAX = 48
+
+
+@dataclass(frozen=True)
+class Store:
+    """A store: ``root`` is the folder that holds ``.reliora/`` (locators are relative to it)."""
+
+    root: Path
+
+    @property
+    def path(self) -> Path:
+        return self.root / STORE_DIR
+
+    @property
+    def experiences(self) -> Path:
+        return self.path / "experiences"
+
+    @property
+    def feedback(self) -> Path:
+        return self.path / "feedback"
+
+    def locator(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+
+def find_store(repo: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Store:
+    """The store named by ``repo`` (or $RELIORA_REPO), else the nearest one above ``cwd``."""
+    explicit = repo if repo is not None else os.environ.get("RELIORA_REPO") or None
+    if explicit is not None:
+        root = Path(explicit).expanduser().resolve()
+        if not (root / STORE_DIR).is_dir():
+            raise RelioraError(
+                f"no {STORE_DIR}/ store in {root}; run `reliora init` there first",
+                path=str(root),
+                code="no_store",
+            )
+        return Store(root)
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / STORE_DIR).is_dir():
+            return Store(folder)
+    raise RelioraError(
+        f"no {STORE_DIR}/ store found in {start} or any folder above it; "
+        "run `reliora init` or pass --repo",
+        code="no_store",
+    )
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A file (or something posing as one) found under a store folder."""
+
+    locator: str
+    path: Path
+    size: int
+    mtime_ns: int
+    #: Why it cannot be read as a record (a symlink, a folder named x.md…), else None.
+    unreadable: str | None = None
+
+
+def walk_markdown(store: Store, folder: Path) -> Iterator[FileEntry]:
+    """Every ``*.md`` entry below ``folder`` in sorted order, symlinks not followed."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    stack = [folder]
+    found: list[FileEntry] = []
+    while stack:
+        current = stack.pop()
+        with os.scandir(current) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                if entry.name.startswith("."):
+                    continue
+                is_md = entry.name.endswith(".md")
+                if entry.is_symlink():
+                    if is_md:
+                        found.append(
+                            FileEntry(
+                                store.locator(path),
+                                path,
+                                0,
+                                0,
+                                "is a symbolic link, not a regular file",
+                            )
+                        )
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if is_md:
+                        found.append(
+                            FileEntry(store.locator(path), path, 0, 0, "is a folder, not a file")
+                        )
+                    stack.append(path)
+                elif is_md:
+                    info = entry.stat(follow_symlinks=False)
+                    if not stat.S_ISREG(info.st_mode):
+                        found.append(
+                            FileEntry(store.locator(path), path, 0, 0, "is not a regular file")
+                        )
+                    else:
+                        found.append(
+                            FileEntry(store.locator(path), path, info.st_size, info.st_mtime_ns)
+                        )
+    found.sort(key=lambda entry: entry.locator)
+    yield from found
+
+
+def read_text(entry: FileEntry) -> str:
+    """The UTF-8 text of a store file; :class:`RecordError` for anything that is not one."""
+    if entry.unreadable:
+        raise RecordError(entry.unreadable, path=entry.locator)
+    if entry.size > MAX_RECORD_BYTES:
+        raise RecordError(f"is larger than {MAX_RECORD_BYTES // 1024} KiB", path=entry.locator)
+    try:
+        data = entry.path.read_bytes()
+    except OSError as exc:
+        raise RecordError(f"cannot be read: {exc.strerror}", path=entry.locator) from None
+    return decode_utf8(data, entry.locator)
+
+
+def decode_utf8(data: bytes, locator: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise RecordError("is not valid UTF-8 text", path=locator, line=line) from None
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def write_new(path: Path, text: str, store: Store) -> None:
+    """Create ``path`` with ``text`` atomically; never overwrite, never write outside the store."""
+    resolved_store = store.path.resolve()
+    parent = path.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    if not parent.resolve().is_relative_to(resolved_store):
+        raise RelioraError(f"refusing to write outside {STORE_DIR}/", path=str(path))
+    tmp = parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        with open(tmp, "x", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # link() fails when the target exists, so a racing writer can never be overwritten.
+        os.link(tmp, path)
+    except FileExistsError:
+        raise RelioraError(
+            "already exists; not overwritten", path=store.locator(path), code="exists"
+        ) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def slugify(title: str) -> str:
+    """Lowercase ASCII words of ``title`` joined by hyphens, at most 48 characters."""
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    slug = ""
+    for token in tokenize(ascii_title):
+        candidate = f"{slug}-{token}" if slug else token
+        if len(candidate) > SLUG_MAX:
+            break
+        slug = candidate
+    return slug or (tokenize(ascii_title) or ["experience"])[0][:SLUG_MAX]
+
+
+def new_id(title: str) -> str:
+    return f"{slugify(title)}-{secrets.token_hex(3)}"
+
+
+def check_id(value: str) -> str:
+    """``value`` if it may name a record (or a prefix of one), else a usage error."""
+    if not is_valid_id(value):
+        raise RelioraError(
+            f"{value!r} is not a record id: ids are lowercase letters, digits and '-'",
+            code="invalid_id",
+        )
+    return value

@@ -1,0 +1,40 @@
+"""Strict validation of a parsed record (SPEC.md §3). Pure: a Record in, problems out."""
+
+from __future__ import annotations
+
+import re
+
+from reliora_git.model import CONFIDENCES, STATUSES, Problem, Record
+
+ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")
+
+
+def is_valid_id(value: str) -> bool:
+    return ID_RE.fullmatch(value) is not None
+
+
+def validate(record: Record) -> list[Problem]:
+    """Everything wrong with ``record`` on its own (store-wide checks live in the API)."""
+    problems: list[Problem] = []
+
+    def error(message: str) -> None:
+        problems.append(Problem("error", message))
+
+    if not record.id:
+        error("missing required field 'id'")
+    elif not is_valid_id(record.id):
+        error(f"id {record.id!r} must match [a-z0-9][a-z0-9-]{{0,79}}")
+    if not record.title.strip():
+        error("missing required field 'title'")
+    if not record.task.strip() and not record.problems:
+        error("needs a '## Task' or a '## Problems' section")
+    if not record.solution.strip():
+        error("needs a '## Solution' section")
+    if record.confidence is not None and record.confidence not in CONFIDENCES:
+        error(f"confidence {record.confidence!r} must be one of {', '.join(CONFIDENCES)}")
+    if record.status not in STATUSES:
+        error(f"status {record.status!r} must be one of {', '.join(STATUSES)}")
+    for other in record.supersedes:
+        if not is_valid_id(other):
+            error(f"supersedes names {other!r}, which is not a valid id")
+    return problems

@@ -1,0 +1,129 @@
+"""Shared fixtures: real git repositories in temporary folders, and the installed `reliora`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reliora_git.store import Store
+from reliora_git.template import init_store
+
+#: The real-world corpus next to the repository (absent on a user's clone: tests skip).
+TIL_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "til"
+
+
+def reliora_executable() -> str:
+    """The installed console script next to this interpreter (falls back to PATH)."""
+    candidate = Path(sys.executable).with_name("reliora")
+    found = str(candidate) if candidate.exists() else shutil.which("reliora")
+    if found is None:
+        pytest.fail("the `reliora` executable is not installed; run `pip install -e '.[test]'`")
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep the user's git config and store settings out of every test."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+    monkeypatch.delenv("RELIORA_REPO", raising=False)
+    monkeypatch.delenv("GIT_INDEX_FILE", raising=False)
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=False,
+        env={**os.environ, **(env or {})},
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository (no commits) with a user configured."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main", "--template=")
+    git(path, "config", "user.name", "Test Author")
+    git(path, "config", "user.email", "test@example.com")
+    git(path, "config", "commit.gpgsign", "false")
+    return path
+
+
+@pytest.fixture
+def store(repo: Path) -> Store:
+    """A fresh `.reliora/` store at the top of ``repo``."""
+    created, _ = init_store(repo)
+    return created
+
+
+class Cli:
+    """Runs the installed `reliora` executable in a subprocess, as a user would."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self.exe = reliora_executable()
+
+    def __call__(
+        self, *args: str, input: str | None = None, cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [self.exe, *args], cwd=cwd or self.cwd, input=input, capture_output=True, text=True,
+            check=False, env={**os.environ, **(env or {})}, timeout=120,
+        )
+
+    def json(self, *args: str, input: str | None = None) -> Any:
+        done = self(*args, "--json", input=input)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+
+@pytest.fixture
+def cli(repo: Path) -> Cli:
+    return Cli(repo)
+
+
+RecordMaker = Callable[..., Path]
+
+
+@pytest.fixture
+def write_record(store: Store) -> RecordMaker:
+    """Write a record file by hand (not through the tool) and return its path."""
+
+    def make(record_id: str, title: str, body: str = "", **meta: Any) -> Path:
+        lines = [f"id: {record_id}", f"title: {json.dumps(title)}"]
+        lines += [f"{key}: {json.dumps(value)}" for key, value in meta.items()]
+        text = "---\n" + "\n".join(lines) + "\n---\n" + (
+            body or "## Problems\n- something broke\n\n## Solution\nfix it\n"
+        )
+        path = store.experiences / f"{record_id}.md"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return make
+
+
+@pytest.fixture
+def til_corpus() -> Iterator[Path]:
+    if not (TIL_CORPUS / ".reliora").is_dir():
+        pytest.skip("the til corpus (../shared/corpora/til) is not next to this clone")
+    yield TIL_CORPUS
