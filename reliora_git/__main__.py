@@ -6,6 +6,12 @@ import sys
 
 
 def main() -> None:
+    # A file name that is not UTF-8 reaches the output as lone surrogates; print an
+    # escape for it rather than die with UnicodeEncodeError (JSON reads `\udcff` fine).
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     # Answer --version before importing the CLI framework: it is most of the start-up time.
     if sys.argv[1:] == ["--version"]:
         from reliora_git import __version__

@@ -11,13 +11,16 @@ from pathlib import Path
 from reliora_git import git
 from reliora_git.catalog import Catalog, Entry, load_catalog
 from reliora_git.duplicates import SimilarityWarning, find_similar
-from reliora_git.errors import RelioraError
+from reliora_git.errors import RecordError, RelioraError
 from reliora_git.feedback import event_file_stem, render_event
 from reliora_git.model import OUTCOMES, FeedbackEvent, Problem, Record
-from reliora_git.parse import render_record
+from reliora_git.parse import parse_record, render_record
 from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query, index_record, rank
 from reliora_git.store import Store, check_id, new_id, write_new
 from reliora_git.validate import validate
+
+#: Fresh random names tried when a concurrent writer took the same one (chance ~1e-7 each).
+_NAME_ATTEMPTS = 5
 
 # --- search ----------------------------------------------------------------------------------
 
@@ -75,6 +78,7 @@ def resolve(catalog: Catalog, id_or_prefix: str) -> Record:
 
 
 def show(store: Store, id_or_prefix: str) -> tuple[Record, Catalog]:
+    check_id(id_or_prefix)  # before the store is read at all
     catalog = load_catalog(store)
     return resolve(catalog, id_or_prefix), catalog
 
@@ -103,22 +107,53 @@ class Saved:
 def record(store: Store, new: Record, *, stage: bool = False) -> Saved:
     """Validate ``new``, give it an id, date and author, save it, and return similar records."""
     now = _utc_now()
-    new.id = new.id or new_id(new.title)
     new.created = new.created or now.date().isoformat()
     new.status = new.status or "active"
     if new.author is None:
         new.author = git.user_name(store.root)
+    generated_id = not new.id
+    new.id = new.id or new_id(new.title)
     validate_new(new)
     catalog = load_catalog(store)
     if any(r.id == new.id for r in catalog.records):
         raise RelioraError(f"an experience with id {new.id!r} already exists", code="exists")
     path = store.experiences / f"{new.id}.md"
     new.locator = store.locator(path)
+    text = render_record(new)
+    _check_reads_back(text, new.locator)
     warnings = find_similar(new, catalog.indexed(), catalog.feedback())
-    write_new(path, render_record(new), store)
+    for attempt in range(_NAME_ATTEMPTS):
+        try:
+            write_new(path, text, store)
+            break
+        except RelioraError as exc:
+            # A concurrent writer saved the same generated id first: draw another suffix.
+            if exc.code != "exists" or not generated_id or attempt == _NAME_ATTEMPTS - 1:
+                raise
+            new.id = new_id(new.title)
+            path = store.experiences / f"{new.id}.md"
+            new.locator = store.locator(path)
+            text = render_record(new)
     if stage:
         git.stage(store.root, [path])
     return Saved(new, warnings)
+
+
+def _check_reads_back(text: str, locator: str) -> None:
+    """Refuse to save text the store would then skip (e.g. a solution line `<<<<<<< x`)."""
+    try:
+        parsed = parse_record(text, locator)
+    except RecordError as exc:
+        raise RelioraError(
+            f"the experience would not read back as a record: {exc.message}",
+            code="invalid_record",
+        ) from None
+    errors = [p for p in parsed.problems + validate(parsed.record) if p.severity == "error"]
+    if errors:
+        raise RelioraError(
+            f"the experience would not read back as a record: {errors[0].message}",
+            code="invalid_record",
+        )
 
 
 def validate_new(new: Record) -> None:
@@ -135,20 +170,31 @@ def feedback(store: Store, id_or_prefix: str, outcome: str, note: str = "") -> F
         raise RelioraError(
             f"outcome {outcome!r} must be one of {', '.join(OUTCOMES)}", code="invalid_outcome"
         )
+    check_id(id_or_prefix)  # before the store is read at all
     target = resolve(load_catalog(store), id_or_prefix)
-    now = _utc_now()
-    folder = store.feedback / target.id
-    path = folder / f"{event_file_stem(now, secrets.token_hex(3))}.md"
-    event = FeedbackEvent(
-        record=target.id,
-        outcome=outcome,
-        at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        author=git.user_name(store.root),
-        note=note,
-        locator=store.locator(path),
-    )
-    write_new(path, render_event(event), store)
-    return event
+    author = git.user_name(store.root)
+    for attempt in range(_NAME_ATTEMPTS):
+        now = _utc_now()
+        # target.id passed validation, so this path stays inside feedback/ (and
+        # write_new checks that again before it creates anything).
+        path = store.feedback / target.id / f"{event_file_stem(now, secrets.token_hex(3))}.md"
+        event = FeedbackEvent(
+            record=target.id,
+            outcome=outcome,
+            at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            author=author,
+            note=note,
+            locator=store.locator(path),
+        )
+        try:
+            write_new(path, render_event(event), store)
+        except RelioraError as exc:
+            # Another writer took the same second and random suffix: pick a new name.
+            if exc.code != "exists" or attempt == _NAME_ATTEMPTS - 1:
+                raise
+            continue
+        return event
+    raise AssertionError("unreachable")
 
 
 def _utc_now() -> dt.datetime:
@@ -206,7 +252,7 @@ def check_entries(
     """Reports for ``entries`` judged against ``catalog`` (the hook passes staged entries)."""
     docs = catalog.indexed()
     feedback = catalog.feedback()
-    owners: dict[str, str] = {}
+    owners = catalog.id_owners()
     for entry in catalog.entries:
         if entry.record is not None and entry.record.id:
             owners.setdefault(entry.record.id, entry.locator)
@@ -240,7 +286,10 @@ def check_entries(
 def _named_locators(store: Store, paths: list[str]) -> set[str]:
     named = set()
     for raw in paths:
-        path = Path(raw).resolve()
+        # Resolve the folder, not the file: a symlinked record is named (and reported
+        # as a symlink), never swapped for its target outside the store.
+        given = Path(raw)
+        path = given.parent.resolve() / given.name
         try:
             named.add(store.locator(path))
         except ValueError:

@@ -56,34 +56,48 @@ class Catalog:
     #: Feedback files that could not be read (they count for nothing).
     feedback_errors: list[RecordError]
 
+    def id_owners(self) -> dict[str, str]:
+        """Id → locator of the usable file that holds it when several claim the same id.
+
+        The file at ``experiences/<id>.md`` wins, else the first in path order: a file
+        added later cannot take over an existing id (and its feedback) just by sorting
+        first, e.g. ``experiences/0000.md`` claiming the id of a trusted record.
+        """
+        owners: dict[str, str] = {}
+        for entry in self.entries:
+            if entry.usable and entry.record is not None:
+                rid = entry.record.id
+                canonical = self.store.locator(self.store.experiences / f"{rid}.md")
+                if rid not in owners or entry.locator == canonical:
+                    owners[rid] = entry.locator
+        return owners
+
     @property
     def records(self) -> list[Record]:
-        """Usable records with a unique id (the first file in path order wins a clash)."""
-        seen: set[str] = set()
-        result = []
-        for entry in self.entries:
-            if entry.usable and entry.record is not None and entry.record.id not in seen:
-                seen.add(entry.record.id)
-                result.append(entry.record)
-        return result
+        """Usable records with a unique id (see :meth:`id_owners` for who wins a clash)."""
+        owners = self.id_owners()
+        return [
+            entry.record
+            for entry in self.entries
+            if entry.usable
+            and entry.record is not None
+            and owners[entry.record.id] == entry.locator
+        ]
 
     def skipped(self) -> list[RelioraError]:
         """One error per entry that search leaves out, in path order."""
         skipped: list[RelioraError] = []
-        seen: dict[str, str] = {}
+        owners = self.id_owners()
         for entry in self.entries:
             if not entry.usable:
                 skipped.append(entry.first_error())
-            elif entry.record is not None:
-                if entry.record.id in seen:
-                    skipped.append(
-                        RecordError(
-                            f"id {entry.record.id!r} is already used by {seen[entry.record.id]}",
-                            path=entry.locator,
-                        )
+            elif entry.record is not None and owners[entry.record.id] != entry.locator:
+                skipped.append(
+                    RecordError(
+                        f"id {entry.record.id!r} is already used by {owners[entry.record.id]}",
+                        path=entry.locator,
                     )
-                else:
-                    seen[entry.record.id] = entry.locator
+                )
         return skipped
 
     def feedback(self) -> dict[str, FeedbackSummary]:

@@ -18,15 +18,21 @@ from reliora_git.errors import RelioraError
 from reliora_git.model import FeedbackSummary, Record
 from reliora_git.rank import FIELDS, Hit
 
-# C0 and C1 controls except tab and newline, DEL, and the bidi embedding/override/isolate marks.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls except tab and newline, DEL, and the bidi marks, embeddings,
+# overrides and isolates (the "Trojan Source" characters, U+061C included).
+_UNSAFE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+# Lone surrogates come from file names that are not UTF-8 (os.fsdecode's surrogateescape);
+# they cannot be encoded for a terminal, so they are shown as U+FFFD.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _COLOURS = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 _LEVEL_COLOUR = {"strong": "green", "moderate": "yellow", "weak": "dim"}
 
 
 def clean(text: str) -> str:
     """``text`` safe for a terminal: no escape sequences, no direction overrides."""
-    return _UNSAFE.sub("", text)
+    return _SURROGATE.sub("\ufffd", _UNSAFE.sub("", text))
 
 
 def one_line(text: str) -> str:
@@ -55,7 +61,8 @@ class Printer:
         print(text, file=self.out)
 
     def warn(self, message: str) -> None:
-        print(f"reliora: warning: {clean(message)}", file=self.err)
+        # One line whatever the message holds: a file name may contain a newline.
+        print(f"reliora: warning: {one_line(message)}", file=self.err)
 
     def skipped(self, errors: list[RelioraError]) -> None:
         for error in errors:
@@ -80,7 +87,8 @@ class Printer:
         status = "" if doc.is_active else self.style(f" [{doc.status}]", "red")
         self.line(f"{rank:>2}. {self.style(one_line(doc.title), 'bold')}{status}")
         self.line(
-            f"    {level}  score {hit.score:.2f}  {self.style(doc.id, 'cyan')}  {doc.locator}"
+            f"    {level}  score {hit.score:.2f}  {self.style(doc.id, 'cyan')}  "
+            f"{one_line(doc.locator)}"
         )
         self.line(f"    matched: {', '.join(hit.matched_tokens)}  ·  {explain(hit)}")
 
@@ -88,11 +96,11 @@ class Printer:
 
     def record(self, record: Record, summary: FeedbackSummary) -> None:
         self.line(self.style(one_line(record.title), "bold"))
-        meta = [record.id, record.locator, f"status {record.status}"]
+        meta = [record.id, one_line(record.locator), f"status {record.status}"]
         if record.confidence:
             meta.append(f"confidence {record.confidence}")
         if record.created:
-            meta.append(f"created {record.created}")
+            meta.append(f"created {one_line(record.created)}")
         self.line(self.style("  ·  ".join(meta), "dim"))
         if record.tags:
             self.line("tags: " + ", ".join(one_line(t) for t in record.tags))
@@ -100,7 +108,7 @@ class Printer:
             self.line("project context: " + one_line(record.project_context))
         for heading, value in _sections(record):
             self.line()
-            self.line(self.style(heading, "bold"))
+            self.line(self.style(one_line(heading), "bold"))
             if isinstance(value, list):
                 for item in value:
                     self.line("  - " + clean(item).replace("\n", "\n    "))
@@ -113,26 +121,30 @@ class Printer:
         if not records:
             self.line("No experiences yet. Record one with `reliora record --help`.")
         for record in records:
-            created = record.created or "          "
+            created = one_line(record.created or "") or "          "
             self.line(f"{created}  {self.style(record.id, 'cyan')}  {one_line(record.title)}")
 
     def similar(self, warnings: list[SimilarityWarning]) -> None:
         for warning in warnings:
             print(
-                f"SIMILAR_EXPERIENCE_FOUND {warning.locator}: {clean(warning.message)}",
+                f"SIMILAR_EXPERIENCE_FOUND {one_line(warning.locator)}: "
+                f"{one_line(warning.message)}",
                 file=self.err,
             )
 
     def check(self, report: CheckReport) -> None:
         for file in report.files:
             for problem in file.problems:
-                where = file.locator + (f":{problem.line}" if problem.line else "")
+                where = one_line(file.locator) + (f":{problem.line}" if problem.line else "")
                 label = self.style(
                     problem.severity, "red" if problem.severity == "error" else "yellow"
                 )
-                self.line(f"{where}: {label}: {clean(problem.message)}")
+                self.line(f"{where}: {label}: {one_line(problem.message)}")
             for warning in file.similar:
-                self.line(f"{file.locator}: SIMILAR_EXPERIENCE_FOUND: {clean(warning.message)}")
+                self.line(
+                    f"{one_line(file.locator)}: SIMILAR_EXPERIENCE_FOUND: "
+                    f"{one_line(warning.message)}"
+                )
         errors = sum(f.has_errors for f in report.files)
         verdict = "ok" if report.ok else f"{errors} invalid"
         self.line(f"checked {report.checked} record file(s): {verdict}")

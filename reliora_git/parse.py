@@ -20,10 +20,14 @@ import yaml
 from reliora_git.errors import RecordError
 from reliora_git.model import SECTIONS, Problem, Record
 
-_HEADING_RE = re.compile(r"^##[ \t]+(.+?)[ \t#]*$")
+# Trailing spaces and closing hashes are stripped in code: a lazy group followed by
+# ``[ \t#]*$`` backtracks quadratically on a long line of spaces (a hostile record).
+_HEADING_RE = re.compile(r"^##[ \t]+(.+)$")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BULLET_RE = re.compile(r"^ {0,3}[-*][ \t]+(.*)$")
-_CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+# ``=======`` alone is also a Markdown heading underline, so only the outer markers
+# (and diff3's ``|||||||``) say that a merge conflict was committed.
+_CONFLICT_RE = re.compile(r"^(<{7}|>{7}|\|{7})( |$)", re.MULTILINE)
 
 #: Section heading (normalised) → (Record attribute, is a list).
 _SECTION_ATTRS: dict[str, tuple[str, bool]] = {
@@ -46,6 +50,10 @@ _KNOWN_KEYS = (
     "supersedes",
     "paths",
 )
+#: Front-matter keys whose value must be a YAML string (a bare ``42`` or ``yes`` is an error).
+_TEXT_KEYS = ("id", "title", "project_context", "confidence", "status", "author")
+#: Keys that also accept a YAML date or timestamp.
+_DATE_KEYS = ("created", "updated")
 _YAML_HANDLER = frontmatter.default_handlers.YAMLHandler()
 
 
@@ -81,6 +89,7 @@ def split_front_matter(text: str, locator: str) -> tuple[dict[str, Any], str, in
     except ValueError:
         raise RecordError("front matter is not closed with ---", path=locator, line=1) from None
     try:
+        # The handler uses yaml's (C)SafeLoader: tags like !!python/object construct nothing.
         meta = _YAML_HANDLER.load(fm)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -89,12 +98,43 @@ def split_front_matter(text: str, locator: str) -> tuple[dict[str, Any], str, in
         raise RecordError(
             f"front matter is not valid YAML: {reason}", path=locator, line=line
         ) from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        # The safe constructors still raise plain errors on bad scalars
+        # (``created: 2026-13-45``, ``!!int abc``); they are bad input, not a crash.
+        raise RecordError(
+            f"front matter is not valid YAML: {exc}", path=locator
+        ) from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         raise RecordError("front matter is not a mapping of keys to values", path=locator, line=2)
+    if _expanded_size(meta, limit=len(fm) + 64) > len(fm) + 64:
+        # Without aliases every YAML node takes at least one character of the source, so
+        # more nodes than characters means aliases expand (a "billion laughs" bomb) or
+        # refer to themselves. Reject before any code walks, prints or dumps the value.
+        raise RecordError(
+            "front matter uses YAML aliases that expand beyond the file's size "
+            "(an alias bomb or a self-reference)",
+            path=locator,
+            line=2,
+        )
     body_line = fm.count("\n") + 3
     return meta, body, body_line
+
+
+def _expanded_size(value: Any, limit: int) -> int:
+    """Nodes in ``value`` counting every alias as a copy; stops counting past ``limit``."""
+    seen = 0
+    stack = [value]
+    while stack and seen <= limit:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set)):
+            stack.extend(item)
+    return seen
 
 
 def scalar(value: Any) -> str | None:
@@ -116,6 +156,16 @@ def _string_list(key: str, value: Any, problems: list[Problem], split_commas: bo
     if isinstance(value, list):
         items = [scalar(item) for item in value]
         if all(item is not None for item in items):
+            coerced = [str(v) for v in value if not isinstance(v, str)]
+            if coerced:
+                # `tags: [3.10]` reads as the number 3.1: keep it, but say so.
+                problems.append(
+                    Problem(
+                        "warning",
+                        f"'{key}' item {coerced[0]} is not a quoted string in YAML; "
+                        "quote it to keep it exactly as written",
+                    )
+                )
             return [item.strip() for item in items if item and item.strip()]
     elif (single := scalar(value)) is not None:
         return [single]
@@ -124,24 +174,26 @@ def _string_list(key: str, value: Any, problems: list[Problem], split_commas: bo
 
 
 def _read_meta(meta: dict[str, Any], record: Record, problems: list[Problem]) -> None:
-    for key in (
-        "id",
-        "title",
-        "project_context",
-        "confidence",
-        "status",
-        "created",
-        "updated",
-        "author",
-    ):
+    for key in (*_TEXT_KEYS, *_DATE_KEYS):
         if key not in meta or meta[key] is None:
             continue
-        text = scalar(meta[key])
+        value = meta[key]
+        text = scalar(value)
         if text is None:
             problems.append(
                 Problem("error", f"'{key}' must be a single value, not a list or mapping")
             )
             continue
+        if key in _TEXT_KEYS and not isinstance(value, str):
+            # YAML turns `title: 42`, `id: 0123` or `title: yes` into a number or a boolean,
+            # and its text is then not what the file says (0123 is 83): an error, not a guess.
+            problems.append(
+                Problem(
+                    "error",
+                    f"'{key}' must be text, not {_yaml_type(value)} "
+                    "(put the value in quotes)",
+                )
+            )
         setattr(record, key, text.strip())
     record.tags = _string_list("tags", meta.get("tags"), problems, split_commas=True)
     record.supersedes = _string_list(
@@ -153,6 +205,14 @@ def _read_meta(meta: dict[str, Any], record: Record, problems: list[Problem]) ->
         record.status = "active"
 
 
+def _yaml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a date"
+
+
 def _read_body(body: str, first_line: int, record: Record, problems: list[Problem]) -> None:
     sections: list[tuple[str, int, list[str]]] = [("", first_line, [])]
     fence: str | None = None
@@ -160,12 +220,18 @@ def _read_body(body: str, first_line: int, record: Record, problems: list[Proble
         fence = _fence_after(fence, line)
         heading_match = _HEADING_RE.match(line) if fence is None else None
         if heading_match:
-            sections.append((heading_match.group(1).strip(), first_line + offset, []))
+            raw = heading_match.group(1)
+            heading = raw.rstrip(" \t#").strip() or raw.strip()
+            sections.append((heading, first_line + offset, []))
         else:
             sections[-1][2].append(line)
 
     record.preamble = "\n".join(sections[0][2]).strip()
     seen: set[str] = set()
+    repeated: set[str] = set()
+    # Repeated text sections are joined once at the end: joining on every repeat is
+    # quadratic in a hostile file holding thousands of `## Solution` headings.
+    texts: dict[str, list[str]] = {}
     for heading, line_no, lines in sections[1:]:
         text = "\n".join(lines).strip()
         key = " ".join(heading.lower().split())
@@ -174,16 +240,19 @@ def _read_body(body: str, first_line: int, record: Record, problems: list[Proble
             problems.append(Problem("warning", f"unknown section '## {heading}'", line_no))
             continue
         attr, is_list = _SECTION_ATTRS[key]
-        if key in seen:
+        if key in seen and key not in repeated:
+            # Once per heading: a file of 10,000 `## Task` lines is one finding, not 9,999.
+            repeated.add(key)
             problems.append(
                 Problem("warning", f"section '## {heading}' appears twice; merged", line_no)
             )
         seen.add(key)
         if is_list:
             getattr(record, attr).extend(split_items(text))
-        else:
-            previous = getattr(record, attr)
-            setattr(record, attr, f"{previous}\n\n{text}" if previous else text)
+        elif text:
+            texts.setdefault(attr, []).append(text)
+    for attr, parts in texts.items():
+        setattr(record, attr, "\n\n".join(parts))
 
 
 def _fence_after(fence: str | None, line: str) -> str | None:

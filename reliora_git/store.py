@@ -6,9 +6,12 @@ touches the file system, and nothing is written outside ``.reliora/``.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import secrets
 import stat
+import time
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +24,10 @@ from reliora_git.validate import is_valid_id
 STORE_DIR = ".reliora"
 MAX_RECORD_BYTES = 1024 * 1024
 SLUG_MAX = 48
+#: A temporary file older than this was left by a writer that died (kill -9, power loss).
+STALE_TEMP_SECONDS = 3600
+#: The name write_new gives its temporary files: ``.<name>.<pid>.<8 hex>.tmp``.
+_TEMP_RE = re.compile(r"\..+\.\d+\.[0-9a-f]{8}\.tmp")
 
 
 @dataclass(frozen=True)
@@ -134,12 +141,36 @@ def read_text(entry: FileEntry) -> str:
     if entry.unreadable:
         raise RecordError(entry.unreadable, path=entry.locator)
     if entry.size > MAX_RECORD_BYTES:
-        raise RecordError(f"is larger than {MAX_RECORD_BYTES // 1024} KiB", path=entry.locator)
+        raise _too_large(entry.locator)
+    return decode_utf8(_read_regular_file(entry.path, entry.locator), entry.locator)
+
+
+def _read_regular_file(path: Path, locator: str) -> bytes:
+    """At most MAX_RECORD_BYTES of a regular file, opened without following a symlink.
+
+    The file was regular when its folder was listed, but may have been swapped since
+    (a checkout, another process): O_NOFOLLOW refuses a link, O_NONBLOCK keeps a FIFO
+    from hanging the open, fstat checks what was really opened, and the read is bounded
+    whatever size the listing saw.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        data = entry.path.read_bytes()
+        fd = os.open(path, flags)
     except OSError as exc:
-        raise RecordError(f"cannot be read: {exc.strerror}", path=entry.locator) from None
-    return decode_utf8(data, entry.locator)
+        if exc.errno == errno.ELOOP:
+            raise RecordError("is a symbolic link, not a regular file", path=locator) from None
+        raise RecordError(f"cannot be read: {exc.strerror}", path=locator) from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise RecordError("is not a regular file", path=locator)
+        data = handle.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        raise _too_large(locator)
+    return data
+
+
+def _too_large(locator: str) -> RecordError:
+    return RecordError(f"is larger than {MAX_RECORD_BYTES // 1024} KiB", path=locator)
 
 
 def decode_utf8(data: bytes, locator: str) -> str:
@@ -154,12 +185,14 @@ def decode_utf8(data: bytes, locator: str) -> str:
 
 
 def write_new(path: Path, text: str, store: Store) -> None:
-    """Create ``path`` with ``text`` atomically; never overwrite, never write outside the store."""
-    resolved_store = store.path.resolve()
-    parent = path.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    if not parent.resolve().is_relative_to(resolved_store):
-        raise RelioraError(f"refusing to write outside {STORE_DIR}/", path=str(path))
+    """Create ``path`` with ``text`` atomically; never overwrite, never write outside the store.
+
+    The text goes to a temporary file in the same folder, is fsynced, then hard-linked
+    to its name: link() never replaces an existing file, so neither an existing record
+    nor a racing writer's is overwritten, and a crash leaves at most a hidden ``.*.tmp``.
+    """
+    parent = _store_folder(store, path.parent)
+    _remove_stale_temps(parent)
     tmp = parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         with open(tmp, "x", encoding="utf-8", newline="\n") as handle:
@@ -175,6 +208,51 @@ def write_new(path: Path, text: str, store: Store) -> None:
     finally:
         tmp.unlink(missing_ok=True)
     _fsync_dir(parent)
+
+
+def _store_folder(store: Store, folder: Path) -> Path:
+    """``folder``, created if need be, after checking it is inside the store for real.
+
+    Checked before anything is created: lexically (no ``..`` way out), and each step
+    from ``.reliora`` down must be a real folder, not a symbolic link that a pull
+    request could have committed to point anywhere (``.reliora/feedback -> ~/.ssh``).
+    """
+    base = Path(os.path.normpath(store.path))
+    try:
+        relative = Path(os.path.normpath(folder)).relative_to(base)
+    except ValueError:
+        raise RelioraError(f"refusing to write outside {STORE_DIR}/", path=str(folder)) from None
+    current = base
+    for part in ("", *relative.parts):
+        current = current / part if part else current
+        if current.is_symlink():
+            raise RelioraError(
+                "refusing to write through a symbolic link", path=store.locator(current)
+            )
+        if not current.exists():
+            current.mkdir(exist_ok=True)
+        elif not current.is_dir():
+            raise RelioraError("is not a folder", path=store.locator(current))
+    return current
+
+
+def _remove_stale_temps(folder: Path) -> None:
+    """Delete temporary files that a killed writer left behind (walk_markdown skips them)."""
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if not _TEMP_RE.fullmatch(entry.name):
+                    continue
+                try:
+                    if entry.is_file(follow_symlinks=False) and (
+                        entry.stat(follow_symlinks=False).st_mtime < cutoff
+                    ):
+                        os.unlink(entry.path)
+                except OSError:
+                    continue  # another writer removed it first
+    except OSError:
+        return
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -209,8 +287,10 @@ def new_id(title: str) -> str:
 def check_id(value: str) -> str:
     """``value`` if it may name a record (or a prefix of one), else a usage error."""
     if not is_valid_id(value):
+        shown = value if len(value) <= 100 else value[:100] + "…"
         raise RelioraError(
-            f"{value!r} is not a record id: ids are lowercase letters, digits and '-'",
+            f"{shown!r} is not a record id: ids are lowercase letters, digits and '-' "
+            "(at most 80), never a path",
             code="invalid_id",
         )
     return value

@@ -11,7 +11,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from reliora_git.errors import RelioraError
-from reliora_git.output import print_json
+from reliora_git.output import one_line, print_json
 
 RepoOption = Annotated[
     Path | None,
@@ -29,7 +29,8 @@ def fail(error: RelioraError, as_json: bool) -> NoReturn:
     if as_json:
         print_json(error.to_json())
     else:
-        print(f"reliora: error: {error}", file=sys.stderr)
+        # Messages echo ids, paths and YAML text from untrusted files: one clean line.
+        print(f"reliora: error: {one_line(str(error))}", file=sys.stderr)
     raise typer.Exit(error.exit_code)
 
 
