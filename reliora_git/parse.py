@@ -23,6 +23,7 @@ from reliora_git.model import SECTIONS, Problem, Record
 # Trailing spaces and closing hashes are stripped in code: a lazy group followed by
 # ``[ \t#]*$`` backtracks quadratically on a long line of spaces (a hostile record).
 _HEADING_RE = re.compile(r"^##[ \t]+(.+)$")
+_KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BULLET_RE = re.compile(r"^ {0,3}[-*][ \t]+(.*)$")
 # ``=======`` alone is also a Markdown heading underline, so only the outer markers
@@ -74,9 +75,19 @@ def parse_record(text: str, locator: str = "") -> ParsedRecord:
     meta, body, body_line = split_front_matter(text, locator)
     problems: list[Problem] = []
     record = Record(locator=locator)
-    _read_meta(meta, record, problems)
+    _read_meta(meta, record, problems, _key_lines(text, body_line))
     _read_body(body, body_line, record, problems)
     return ParsedRecord(record, problems)
+
+
+def _key_lines(text: str, body_line: int) -> dict[str, int]:
+    """Line number of each top-level front-matter key, so problems can name their line."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n", body_line)[1 : body_line - 2], start=2):
+        match = _KEY_RE.match(line)
+        if match:
+            lines.setdefault(match.group(1), number)
+    return lines
 
 
 def split_front_matter(text: str, locator: str) -> tuple[dict[str, Any], str, int]:
@@ -148,7 +159,9 @@ def scalar(value: Any) -> str | None:
     return None
 
 
-def _string_list(key: str, value: Any, problems: list[Problem], split_commas: bool) -> list[str]:
+def _string_list(
+    key: str, value: Any, problems: list[Problem], split_commas: bool, line: int | None = None
+) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str) and split_commas:
@@ -164,16 +177,19 @@ def _string_list(key: str, value: Any, problems: list[Problem], split_commas: bo
                         "warning",
                         f"'{key}' item {coerced[0]} is not a quoted string in YAML; "
                         "quote it to keep it exactly as written",
+                        line,
                     )
                 )
             return [item.strip() for item in items if item and item.strip()]
     elif (single := scalar(value)) is not None:
         return [single]
-    problems.append(Problem("error", f"'{key}' must be a list of strings"))
+    problems.append(Problem("error", f"'{key}' must be a list of strings", line))
     return []
 
 
-def _read_meta(meta: dict[str, Any], record: Record, problems: list[Problem]) -> None:
+def _read_meta(
+    meta: dict[str, Any], record: Record, problems: list[Problem], lines: dict[str, int]
+) -> None:
     for key in (*_TEXT_KEYS, *_DATE_KEYS):
         if key not in meta or meta[key] is None:
             continue
@@ -181,7 +197,11 @@ def _read_meta(meta: dict[str, Any], record: Record, problems: list[Problem]) ->
         text = scalar(value)
         if text is None:
             problems.append(
-                Problem("error", f"'{key}' must be a single value, not a list or mapping")
+                Problem(
+                    "error",
+                    f"'{key}' must be a single value, not a list or mapping",
+                    lines.get(key),
+                )
             )
             continue
         if key in _TEXT_KEYS and not isinstance(value, str):
@@ -192,14 +212,17 @@ def _read_meta(meta: dict[str, Any], record: Record, problems: list[Problem]) ->
                     "error",
                     f"'{key}' must be text, not {_yaml_type(value)} "
                     "(put the value in quotes)",
+                    lines.get(key),
                 )
             )
         setattr(record, key, text.strip())
-    record.tags = _string_list("tags", meta.get("tags"), problems, split_commas=True)
-    record.supersedes = _string_list(
-        "supersedes", meta.get("supersedes"), problems, split_commas=True
+    record.tags = _string_list(
+        "tags", meta.get("tags"), problems, split_commas=True, line=lines.get("tags")
     )
-    record.paths = _string_list("paths", meta.get("paths"), problems, split_commas=False)
+    record.supersedes = _string_list(
+        "supersedes", meta.get("supersedes"), problems, True, lines.get("supersedes")
+    )
+    record.paths = _string_list("paths", meta.get("paths"), problems, False, lines.get("paths"))
     record.extra_meta = {str(k): v for k, v in meta.items() if k not in _KNOWN_KEYS}
     if not record.status:
         record.status = "active"

@@ -105,14 +105,17 @@ def walk_markdown(store: Store, folder: Path) -> Iterator[FileEntry]:
                     continue
                 is_md = entry.name.endswith(".md")
                 if entry.is_symlink():
-                    if is_md:
+                    # Never followed: it may point anywhere (a pull request can commit
+                    # `x.md -> /etc/passwd`). A linked folder is reported too, so that its
+                    # records do not vanish without a word.
+                    if is_md or entry.is_dir():
                         found.append(
                             FileEntry(
                                 store.locator(path),
                                 path,
                                 0,
                                 0,
-                                "is a symbolic link, not a regular file",
+                                "is a symbolic link, not a regular file (not followed)",
                             )
                         )
                     continue
