@@ -11,6 +11,10 @@ from reliora_git.model import FeedbackSummary, Record
 from reliora_git.rank import FIELDS, IndexedRecord, Query, index_record, rank
 
 MAX_WARNINGS = 3
+#: The duplicate query keeps its first this-many content tokens: far more than a real
+#: title, tags and two problems hold, while a record with 10,000 tags would otherwise
+#: make the hook and `check` score 10,000 tokens against every record (minutes).
+MAX_QUERY_TOKENS = 64
 _CONTEXT = FIELDS.index("projectContext")
 _APPLICABILITY = FIELDS.index("applicability")
 _LEVEL_ORDER = {"strong": 0, "moderate": 1}
@@ -68,6 +72,8 @@ def find_similar(
         query = Query.parse(duplicate_query_text(record))
     except RelioraError:
         query = None
+    if query is not None and len(query.tokens) > MAX_QUERY_TOKENS:
+        query = Query(query.text, query.tokens[:MAX_QUERY_TOKENS], query.phrase)
     if query is not None:
         for hit in rank(others, query, feedback=feedback, include_retired=True):
             if hit.level == "weak":
