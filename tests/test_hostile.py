@@ -1,0 +1,329 @@
+"""Hostile input: ids and paths, symlinked store folders, escape characters, alias bombs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reliora_git import api
+from reliora_git.errors import RecordError, RelioraError
+from reliora_git.model import Record
+from reliora_git.parse import parse_record
+from reliora_git.store import Store, write_new
+from tests.bad_corpus import BAD_RECORDS
+from tests.conftest import Cli, RecordMaker
+
+HOSTILE_IDS = ["../../etc/x", "a/b", "..", "UPPER", "x.md", "-leading", "a" * 81, "", " x"]
+
+
+def _tree(folder: Path, skip: Path) -> dict[str, bytes | str]:
+    """Every file under ``folder`` (except ``skip``) with its content or link target."""
+    found: dict[str, bytes | str] = {}
+    for path in sorted(folder.rglob("*")):
+        if path == skip or skip in path.parents or ".git" in path.parts:
+            continue
+        if path.is_symlink():
+            found[str(path)] = os.readlink(path)
+        elif path.is_file():
+            found[str(path)] = path.read_bytes()
+        else:
+            found[str(path)] = "<dir>"
+    return found
+
+
+# --- ids and paths ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad_id", [*HOSTILE_IDS[:5], "etc-x/../../y", "etc-x\\..\\y"])
+def test_show_and_feedback_reject_a_hostile_id_with_a_clear_error(
+    store: Store, write_record: RecordMaker, cli: Cli, bad_id: str
+) -> None:
+    write_record("etc-x", "A record a prefix could reach")
+    for command in (["show", bad_id], ["feedback", bad_id, "success"]):
+        done = cli(*command)
+        assert done.returncode == 2, (command, done.stdout)
+        assert done.stderr.count("\n") == 1, done.stderr
+        assert "is not a record id" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert not store.feedback.exists() or not any(store.feedback.rglob("*.md"))
+
+
+@pytest.mark.parametrize("bad_id", [*HOSTILE_IDS, "a\x00b", "ok\n", "ok\x1b[2J"])
+def test_ids_are_rejected_before_the_store_is_read(tmp_path: Path, bad_id: str) -> None:
+    # No .reliora/ here at all: an id that got as far as the file system would fail
+    # differently (unknown id, no such folder), not as an invalid id.
+    nowhere = Store(tmp_path / "no-store-here")
+    for call in (
+        lambda: api.show(nowhere, bad_id),
+        lambda: api.feedback(nowhere, bad_id, "success"),
+    ):
+        with pytest.raises(RelioraError) as caught:
+            call()
+        assert caught.value.code == "invalid_id"
+    assert not (tmp_path / "no-store-here").exists()
+
+
+def test_the_error_for_a_hostile_id_is_one_clean_line(store: Store, cli: Cli) -> None:
+    done = cli("show", "\x1b[31mred\u202eevil")
+    assert done.returncode == 2
+    assert "\x1b" not in done.stderr and "\u202e" not in done.stderr
+    assert done.stderr.startswith("reliora: error: ") and done.stderr.count("\n") == 1
+
+
+def test_a_record_whose_id_is_a_path_is_invalid_and_never_becomes_one(
+    store: Store, cli: Cli, tmp_path: Path
+) -> None:
+    (store.experiences / "hostile.md").write_bytes((BAD_RECORDS / "hostile-id.md").read_bytes())
+    before = _tree(tmp_path, skip=store.path)
+    for command in (
+        ["feedback", "../../outside", "success"],
+        ["feedback", "hostile", "success"],  # the file name is not its id
+        ["show", "outside"],
+    ):
+        done = cli(*command)
+        assert done.returncode == 2, (command, done.stdout)
+    assert _tree(tmp_path, skip=store.path) == before
+    assert not any(store.feedback.rglob("*.md"))
+
+
+def test_write_new_never_writes_outside_the_store(store: Store, tmp_path: Path) -> None:
+    before = _tree(tmp_path, skip=store.path)
+    for target in (
+        store.root / "escaped.md",
+        store.feedback / ".." / ".." / "escaped.md",
+        store.feedback / "x" / ".." / ".." / ".." / "new-folder" / "escaped.md",
+        tmp_path / "elsewhere" / "escaped.md",
+    ):
+        with pytest.raises(RelioraError, match="refusing to write outside"):
+            write_new(target, "text", store)
+    assert _tree(tmp_path, skip=store.path) == before
+
+
+@pytest.mark.parametrize("linked", ["feedback", "feedback/the-record", ".reliora"])
+def test_feedback_refuses_to_write_through_a_symlinked_folder(
+    store: Store, write_record: RecordMaker, cli: Cli, tmp_path: Path, linked: str
+) -> None:
+    write_record("the-record", "A record")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if linked == ".reliora":
+        # The whole store is a link (committed to point at, say, ~/.ssh).
+        real = tmp_path / "real-store"
+        store.path.rename(real)
+        store.path.symlink_to(real, target_is_directory=True)
+        outside = real
+    else:
+        link = store.path / linked
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.exists():
+            shutil.rmtree(link)
+        link.symlink_to(outside, target_is_directory=True)
+    before = _tree(outside, skip=outside / "never")
+    done = cli("feedback", "the-record", "success")
+    assert done.returncode == 2, done.stdout
+    assert "refusing to write through a symbolic link" in done.stderr
+    assert _tree(outside, skip=outside / "never") == before
+
+
+def test_record_refuses_a_symlinked_experiences_folder(
+    store: Store, cli: Cli, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(store.experiences)
+    store.experiences.symlink_to(outside, target_is_directory=True)
+    done = cli("record", "--title", "T", "--task", "t", "--solution", "s")
+    assert done.returncode == 2, done.stdout
+    assert "symbolic link" in done.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_record_never_overwrites_an_existing_record(
+    store: Store, write_record: RecordMaker, cli: Cli
+) -> None:
+    path = write_record("taken-id", "The original")
+    original = path.read_bytes()
+    done = cli(
+        "record", "--json", "-",
+        input='{"id": "taken-id", "title": "An impostor", "task": "t", "solution": "s"}',
+    )
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"]["code"] == "exists"
+    with pytest.raises(RelioraError, match="already exists"):
+        write_new(path, "replacement", store)
+    assert path.read_bytes() == original
+
+
+def test_record_refuses_text_that_would_not_read_back(store: Store, cli: Cli) -> None:
+    # A solution line that looks like a conflict marker would make the saved file
+    # unreadable; saving it would silently lose the record from every search.
+    done = cli("record", "--title", "Merge", "--task", "t", "--solution", "<<<<<<< HEAD")
+    assert done.returncode == 2
+    assert "would not read back" in done.stderr
+    assert not any(store.experiences.glob("*.md"))
+
+
+# --- hostile content -------------------------------------------------------------------------
+
+ANSI_TITLE = "Deploy \x1b[31mred\x1b[0m \x1b]0;owned\x07 \u202egnp.exe\u202c \u2066iso\u2069 done"
+
+
+def test_escape_characters_are_stripped_on_a_terminal_and_kept_in_json(
+    store: Store, cli: Cli
+) -> None:
+    done = cli(
+        "record", "--json", "-",
+        input=json.dumps(
+            {
+                "title": ANSI_TITLE,
+                "tags": ["deploy\x1b[2J"],
+                "problems": ["deploy broke \x1b[1A\x1b[2K overwritten"],
+                "solution": "fix \u202e it",
+                "projectContext": "ci \x1b[5m",
+            }
+        ),
+    )
+    assert done.returncode == 0, done.stderr
+    record_id = json.loads(done.stdout)["id"]
+    human = [
+        cli("search", "deploy"),
+        cli("show", record_id),
+        cli("list"),
+    ]
+    for done in human:
+        assert done.returncode == 0, done.stderr
+        for bad in ("\x1b", "\x07", "\u202e", "\u202c", "\u2066", "\u2069"):
+            assert bad not in done.stdout, (done.args, bad)
+        assert "Deploy [31mred[0m ]0;owned gnp.exe iso done" in done.stdout
+    assert cli.json("show", record_id)["title"] == ANSI_TITLE
+    assert cli.json("search", "deploy")["results"][0]["title"] == ANSI_TITLE
+    assert [item["title"] for item in cli.json("list")] == [ANSI_TITLE]
+
+
+def test_a_query_with_escape_characters_is_echoed_clean(store: Store, cli: Cli) -> None:
+    done = cli("search", "nothing\x1b[2Jmatches")
+    assert done.returncode == 0
+    assert "\x1b" not in done.stdout and "No experiences match" in done.stdout
+
+
+def test_alias_bomb_is_rejected_without_expanding() -> None:
+    text = (BAD_RECORDS / "alias-bomb.md").read_text(encoding="utf-8")
+    with pytest.raises(RecordError, match="aliases that expand") as caught:
+        parse_record(text, "bomb.md")
+    assert caught.value.line == 2
+    # The same bomb under an unknown key (kept verbatim on rewrite) or in a list item.
+    for key in ("extra", "paths", "supersedes", "author"):
+        hidden = text.replace("tags: *i", f"{key}: *i")
+        with pytest.raises(RecordError, match="aliases that expand"):
+            parse_record(hidden, "bomb.md")
+
+
+def test_a_few_small_aliases_are_still_fine() -> None:
+    text = (
+        "---\nid: aliases\ntitle: &t Small aliases\nproject_context: *t\n"
+        "tags: &tags [a, b]\nextra: *tags\n---\n## Task\nt\n## Solution\ns\n"
+    )
+    parsed = parse_record(text, "aliases.md")
+    assert parsed.record.project_context == "Small aliases"
+    assert parsed.record.extra_meta == {"extra": ["a", "b"]}
+
+
+@pytest.mark.parametrize(
+    "front",
+    [
+        "title: !!python/object/apply:os.system ['touch pwned']",
+        "title: !!python/object:os.system {}",
+        "title: !!python/name:os.system ''",
+        "extra: !!python/object/new:subprocess.Popen [['touch', 'pwned']]",
+    ],
+)
+def test_python_tags_construct_nothing(
+    front: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = f"---\nid: tagged\n{front}\n---\n## Task\nt\n## Solution\ns\n"
+    with pytest.raises(RecordError, match="could not determine a constructor"):
+        parse_record(text, "tagged.md")
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize(
+    ("front", "fragment"),
+    [
+        ("title: 42", "'title' must be text, not a number"),
+        ("title: 4.2", "'title' must be text, not a number"),
+        ("title: no", "'title' must be text, not a boolean"),
+        ("title: 2026-12-02", "'title' must be text, not a date"),
+        ("title: Fine\nauthor: 7", "'author' must be text, not a number"),
+        ("title: Fine\nconfidence: 1", "'confidence' must be text"),
+        ("title: Fine\ntags: {a: 1}", "'tags' must be a list of strings"),
+        ("title: Fine\ntags: [[nested]]", "'tags' must be a list of strings"),
+    ],
+)
+def test_wrongly_typed_fields_are_errors_on_their_line(front: str, fragment: str) -> None:
+    text = f"---\nid: typed\n{front}\n---\n## Task\nt\n## Solution\ns\n"
+    parsed = parse_record(text, "typed.md")
+    errors = [p for p in parsed.problems if p.severity == "error"]
+    assert [p.message for p in errors if fragment in p.message], parsed.problems
+    assert errors[0].line == 2 + front.count("\n") + 1
+
+
+def test_numbers_in_a_tag_list_are_kept_with_a_warning() -> None:
+    text = "---\nid: typed\ntitle: T\ntags: [python, 3.10]\n---\n## Task\nt\n## Solution\ns\n"
+    parsed = parse_record(text, "typed.md")
+    assert parsed.record.tags == ["python", "3.1"]
+    assert [p.severity for p in parsed.problems] == ["warning"]
+    assert "quote it" in parsed.problems[0].message
+
+
+def test_a_lone_equals_line_is_markdown_not_a_conflict() -> None:
+    text = "---\nid: setext\ntitle: T\n---\n## Task\nHeading\n=======\n## Solution\ns\n"
+    assert parse_record(text, "setext.md").record.task == "Heading\n======="
+
+
+def test_ten_thousand_repeated_sections_merge_into_one_warning() -> None:
+    body = "## Solution\nstep\n" * 10_000
+    parsed = parse_record(f"---\nid: many\ntitle: T\n---\n## Task\nt\n{body}", "many.md")
+    assert parsed.record.solution == "\n\n".join(["step"] * 10_000)
+    assert len(parsed.problems) == 1
+
+
+def test_a_long_heading_line_parses(tmp_path: Path) -> None:
+    # 200,000 spaces inside a heading made the old regex backtrack for hours.
+    body = "## Task" + " " * 200_000 + "#\nt\n## Solution\ns\n"
+    parsed = parse_record(f"---\nid: long\ntitle: T\n---\n{body}", "long.md")
+    assert parsed.record.task == "t"
+
+
+def test_a_record_with_ten_thousand_tags_is_searchable_and_checkable(
+    store: Store, cli: Cli
+) -> None:
+    tags = ", ".join(f"tag{n}" for n in range(10_000))
+    path = store.experiences / "many.md"
+    path.write_text(
+        f"---\nid: many\ntitle: Many tags\ntags: [{tags}]\n---\n## Task\nt\n## Solution\ns\n",
+        encoding="utf-8",
+    )
+    for n in range(30):
+        (store.experiences / f"other-{n}.md").write_text(
+            f"---\nid: other-{n}\ntitle: Other record tag{n}\ntags: [tag{n}]\n---\n"
+            f"## Task\nt\n## Solution\ns {n}\n",
+            encoding="utf-8",
+        )
+    found = cli.json("search", "tag9999")
+    assert [r["id"] for r in found["results"]] == ["many"]
+    done = cli("check", str(path), "--json")
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["ok"] is True
+
+
+def test_the_record_api_keeps_json_titles_verbatim(store: Store) -> None:
+    saved = api.record(
+        store, Record(title=ANSI_TITLE, task="t", solution="s", tags=["x"])
+    )
+    shown, _ = api.show(store, saved.record.id)
+    assert shown.title == ANSI_TITLE
