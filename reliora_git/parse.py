@@ -109,9 +109,10 @@ def split_front_matter(text: str, locator: str) -> tuple[dict[str, Any], str, in
         raise RecordError(
             f"front matter is not valid YAML: {reason}", path=locator, line=line
         ) from None
-    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
-        # The safe constructors still raise plain errors on bad scalars
-        # (``created: 2026-13-45``, ``!!int abc``); they are bad input, not a crash.
+    except Exception as exc:
+        # The safe constructors still raise plain errors on bad scalars: ValueError for
+        # ``created: 2026-13-45`` or ``!!int abc``, AttributeError for ``!!timestamp q``.
+        # They construct nothing unsafe, so whatever they raise is bad input, not a crash.
         raise RecordError(
             f"front matter is not valid YAML: {exc}", path=locator
         ) from None

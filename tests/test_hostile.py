@@ -327,3 +327,26 @@ def test_the_record_api_keeps_json_titles_verbatim(store: Store) -> None:
     )
     shown, _ = api.show(store, saved.record.id)
     assert shown.title == ANSI_TITLE
+
+
+@pytest.mark.parametrize(
+    "front",
+    [
+        "created: 2026-13-45",
+        "id: !!timestamp q",
+        "title: !!int abc",
+        "title: !!float x",
+        "title: !!binary '###'",
+        "tags: !!set {a, b}\ntitle: !!timestamp 2026-02-30",
+        "title: " + "[" * 5000 + "]" * 5000,
+    ],
+)
+def test_scalars_the_safe_loader_chokes_on_are_record_errors(front: str) -> None:
+    # Found by fuzzing: PyYAML's safe constructors raise ValueError or AttributeError.
+    text = f"---\nid: scalar\n{front}\n---\n## Task\nt\n## Solution\ns\n"
+    try:
+        parsed = parse_record(text, "scalar.md")
+    except RecordError as exc:
+        assert exc.path == "scalar.md"
+    else:
+        assert any(p.severity == "error" for p in parsed.problems), parsed.problems
