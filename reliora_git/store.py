@@ -194,7 +194,7 @@ def write_new(path: Path, text: str, store: Store) -> None:
     to its name: link() never replaces an existing file, so neither an existing record
     nor a racing writer's is overwritten, and a crash leaves at most a hidden ``.*.tmp``.
     """
-    parent = _store_folder(store, path.parent)
+    parent = store_folder(store, path.parent)
     _remove_stale_temps(parent)
     tmp = parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
@@ -213,7 +213,7 @@ def write_new(path: Path, text: str, store: Store) -> None:
     _fsync_dir(parent)
 
 
-def _store_folder(store: Store, folder: Path) -> Path:
+def store_folder(store: Store, folder: Path) -> Path:
     """``folder``, created if need be, after checking it is inside the store for real.
 
     Checked before anything is created: lexically (no ``..`` way out), and each step

@@ -37,4 +37,23 @@ def validate(record: Record) -> list[Problem]:
     for other in record.supersedes:
         if not is_valid_id(other):
             error(f"supersedes names {other!r}, which is not a valid id")
+    for path in record.paths:
+        if not is_repo_path(path):
+            error(
+                f"paths names {path!r}, which is not a relative path inside the repository "
+                "(no leading '/', no '..', no backslash)"
+            )
     return problems
+
+
+def is_repo_path(value: str) -> bool:
+    """A repo-relative POSIX path that cannot climb out of the repository when joined to it.
+
+    Record paths name code; whoever later joins them to the work tree (review, hooks)
+    must never be led outside it by a record from a pull request.
+    """
+    if not value or "\x00" in value or "\\" in value or value.startswith("/"):
+        return False
+    if len(value) >= 2 and value[1] == ":":  # C:foo on Windows
+        return False
+    return ".." not in value.split("/")

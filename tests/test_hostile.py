@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from reliora_git import api
+from reliora_git.catalog import read_entry
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.model import Record
 from reliora_git.parse import parse_record
@@ -350,3 +351,34 @@ def test_scalars_the_safe_loader_chokes_on_are_record_errors(front: str) -> None
         assert exc.path == "scalar.md"
     else:
         assert any(p.severity == "error" for p in parsed.problems), parsed.problems
+
+
+@pytest.mark.parametrize(
+    "bad_path", ["../../etc/passwd", "/etc/passwd", "src/../../x", "C:/x", "a\\\\..\\\\b"]
+)
+def test_a_record_path_that_leaves_the_repository_is_invalid(bad_path: str) -> None:
+    text = (
+        f"---\nid: pathy\ntitle: T\npaths: [src/ok.py, {json.dumps(bad_path)}]\n---\n"
+        "## Task\nt\n## Solution\ns\n"
+    )
+    entry = read_entry("pathy.md", text)
+    assert not entry.usable
+    assert "not a relative path inside the repository" in entry.first_error().message
+
+
+def test_edit_refuses_a_symlinked_drafts_folder(store: Store, cli: Cli, tmp_path: Path) -> None:
+    outside = tmp_path / "outside-drafts"
+    outside.mkdir()
+    (store.path / ".drafts").symlink_to(outside, target_is_directory=True)
+    done = cli("record", "--edit", env={"EDITOR": "true", "VISUAL": ""})
+    assert done.returncode == 2
+    assert "symbolic link" in done.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_from_file_reads_at_most_one_mib(store: Store, cli: Cli, tmp_path: Path) -> None:
+    big = tmp_path / "big.md"
+    big.write_text("---\nid: big\ntitle: Big\n---\n## Task\n" + "x" * 1_100_000, "utf-8")
+    done = cli("record", "--from-file", str(big))
+    assert done.returncode == 2
+    assert "larger than 1024 KiB" in done.stderr

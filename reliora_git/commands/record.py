@@ -19,7 +19,13 @@ from reliora_git.jsonio import record_from_json
 from reliora_git.model import Record
 from reliora_git.output import Printer, print_json
 from reliora_git.parse import parse_record
-from reliora_git.store import Store, decode_utf8, find_store
+from reliora_git.store import (
+    MAX_RECORD_BYTES,
+    Store,
+    decode_utf8,
+    find_store,
+    store_folder,
+)
 
 
 def record(
@@ -134,11 +140,17 @@ def _from_json(source: str) -> Record:
 
 def _from_file(path: Path) -> Record:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            # Bounded like every record read: `--from-file /dev/zero` must not eat memory.
+            data = handle.read(MAX_RECORD_BYTES + 1)
     except OSError as exc:
         raise RelioraError(
             f"cannot read: {exc.strerror}", path=str(path), code="not_found"
         ) from None
+    if len(data) > MAX_RECORD_BYTES:
+        raise RelioraError(
+            f"is larger than {MAX_RECORD_BYTES // 1024} KiB", path=str(path), code="invalid_input"
+        )
     return parse_record(decode_utf8(data, str(path)), str(path)).record
 
 
@@ -146,10 +158,13 @@ def _from_editor(store: Store) -> tuple[Record, Path]:
     """Open $EDITOR on a draft inside .reliora/; an invalid draft is kept, never lost."""
     from reliora_git.template import record_template
 
-    drafts = store.path / ".drafts"
-    drafts.mkdir(exist_ok=True)
+    # store_folder refuses a `.drafts` that a pull request committed as a symlink, and
+    # unlinking first means a planted `draft-<pid>.md` link is replaced, never followed.
+    drafts = store_folder(store, store.path / ".drafts")
     draft = drafts / f"draft-{os.getpid()}.md"
-    draft.write_text(record_template(), encoding="utf-8")
+    draft.unlink(missing_ok=True)
+    with open(draft, "x", encoding="utf-8") as handle:
+        handle.write(record_template())
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     if subprocess.run([*shlex.split(editor), str(draft)], check=False).returncode != 0:
         raise RelioraError(
