@@ -39,7 +39,7 @@ def _tree(folder: Path, skip: Path) -> dict[str, bytes | str]:
 # --- ids and paths ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad_id", [*HOSTILE_IDS[:5], "etc-x/../../y", "etc-x\\..\\y"])
+@pytest.mark.parametrize("bad_id", ["../../etc/x", "a/b", "UPPER", "etc-x/../../y"])
 def test_show_and_feedback_reject_a_hostile_id_with_a_clear_error(
     store: Store, write_record: RecordMaker, cli: Cli, bad_id: str
 ) -> None:
