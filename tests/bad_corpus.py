@@ -43,8 +43,8 @@ class Expected:
     message: str = ""
     #: The line the warning names (``locator:line``), when it names one.
     line: int | None = None
-    #: file, symlink, folder or fifo: what ``git add`` would make of it (a hook test
-    #: stages files and symlinks; a folder or FIFO never reaches the index as one blob).
+    #: file, symlink, folder or fifo. ``git add -A`` stages files as blobs and symlinks
+    #: as links (mode 120000), and silently skips the FIFO and the empty folder.
     kind: str = "file"
     #: For a valid case, the title exactly as ``--json`` must show it.
     title: str = ""
