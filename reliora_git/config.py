@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass
 
 from reliora_git.errors import RelioraError
-from reliora_git.store import Store
+from reliora_git.store import Store, decode_utf8, read_regular_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,8 +26,14 @@ def load_config(store: Store) -> Config:
     if not path.is_file():
         return Config()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        # Same rules as a record: no symlink followed, at most 1 MiB, strict UTF-8.
+        text = decode_utf8(read_regular_file(path, store.locator(path)), store.locator(path))
+        data = tomllib.loads(text)
+    except RelioraError as exc:
+        raise RelioraError(
+            f"cannot read settings: {exc.message}", path=store.locator(path), code="invalid_config"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
         raise RelioraError(
             f"cannot read settings: {exc}", path=store.locator(path), code="invalid_config"
         ) from None

@@ -145,10 +145,10 @@ def read_text(entry: FileEntry) -> str:
         raise RecordError(entry.unreadable, path=entry.locator)
     if entry.size > MAX_RECORD_BYTES:
         raise _too_large(entry.locator)
-    return decode_utf8(_read_regular_file(entry.path, entry.locator), entry.locator)
+    return decode_utf8(read_regular_file(entry.path, entry.locator), entry.locator)
 
 
-def _read_regular_file(path: Path, locator: str) -> bytes:
+def read_regular_file(path: Path, locator: str) -> bytes:
     """At most MAX_RECORD_BYTES of a regular file, opened without following a symlink.
 
     The file was regular when its folder was listed, but may have been swapped since

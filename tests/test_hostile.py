@@ -382,3 +382,16 @@ def test_from_file_reads_at_most_one_mib(store: Store, cli: Cli, tmp_path: Path)
     done = cli("record", "--from-file", str(big))
     assert done.returncode == 2
     assert "larger than 1024 KiB" in done.stderr
+
+
+def test_a_symlinked_config_is_refused_not_followed(
+    store: Store, cli: Cli, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.toml"
+    outside.write_text("search_limit = 1\n", encoding="utf-8")
+    config = store.path / "config.toml"
+    config.unlink()
+    config.symlink_to(outside)
+    done = cli("search", "anything")
+    assert done.returncode == 2
+    assert "config.toml: cannot read settings: is a symbolic link" in done.stderr
