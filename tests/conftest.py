@@ -94,7 +94,8 @@ class Cli:
         )
 
     def json(self, *args: str, input: str | None = None) -> Any:
-        done = self(*args, "--json", input=input)
+        # `record --json -` already asks for JSON; a second --json would take no value.
+        done = self(*args, *([] if "--json" in args else ["--json"]), input=input)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
