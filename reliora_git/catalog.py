@@ -45,7 +45,9 @@ def read_entry(locator: str, text: str) -> Entry:
         parsed = parse_record(text, locator)
     except RecordError as exc:
         return Entry(locator, error=exc)
-    return Entry(locator, parsed.record, parsed.problems + validate(parsed.record))
+    return Entry(
+        locator, parsed.record, parsed.problems + validate(parsed.record, parsed.key_lines)
+    )
 
 
 @dataclass

@@ -63,6 +63,8 @@ class ParsedRecord:
     record: Record
     #: Problems found while reading (wrong types, unknown sections, conflict markers…).
     problems: list[Problem] = field(default_factory=list)
+    #: Line of each top-level front-matter key (for findings about a key).
+    key_lines: dict[str, int] = field(default_factory=dict)
 
 
 def parse_record(text: str, locator: str = "") -> ParsedRecord:
@@ -75,9 +77,10 @@ def parse_record(text: str, locator: str = "") -> ParsedRecord:
     meta, body, body_line = split_front_matter(text, locator)
     problems: list[Problem] = []
     record = Record(locator=locator)
-    _read_meta(meta, record, problems, _key_lines(text, body_line))
+    key_lines = _key_lines(text, body_line)
+    _read_meta(meta, record, problems, key_lines)
     _read_body(body, body_line, record, problems)
-    return ParsedRecord(record, problems)
+    return ParsedRecord(record, problems, key_lines)
 
 
 def _key_lines(text: str, body_line: int) -> dict[str, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from reliora_git.model import CONFIDENCES, STATUSES, Problem, Record
 
@@ -13,17 +14,22 @@ def is_valid_id(value: str) -> bool:
     return ID_RE.fullmatch(value) is not None
 
 
-def validate(record: Record) -> list[Problem]:
-    """Everything wrong with ``record`` on its own (store-wide checks live in the API)."""
-    problems: list[Problem] = []
+def validate(record: Record, lines: Mapping[str, int] | None = None) -> list[Problem]:
+    """Everything wrong with ``record`` on its own (store-wide checks live in the API).
 
-    def error(message: str) -> None:
-        problems.append(Problem("error", message))
+    ``lines`` maps front-matter keys to their line in the file, so that a finding
+    about a key can name its line.
+    """
+    problems: list[Problem] = []
+    lines = lines or {}
+
+    def error(message: str, key: str = "") -> None:
+        problems.append(Problem("error", message, lines.get(key)))
 
     if not record.id:
         error("missing required field 'id'")
     elif not is_valid_id(record.id):
-        error(f"id {record.id!r} must match [a-z0-9][a-z0-9-]{{0,79}}")
+        error(f"id {record.id!r} must match [a-z0-9][a-z0-9-]{{0,79}}", "id")
     if not record.title.strip():
         error("missing required field 'title'")
     if not record.task.strip() and not record.problems:
@@ -31,17 +37,21 @@ def validate(record: Record) -> list[Problem]:
     if not record.solution.strip():
         error("needs a '## Solution' section")
     if record.confidence is not None and record.confidence not in CONFIDENCES:
-        error(f"confidence {record.confidence!r} must be one of {', '.join(CONFIDENCES)}")
+        error(
+            f"confidence {record.confidence!r} must be one of {', '.join(CONFIDENCES)}",
+            "confidence",
+        )
     if record.status not in STATUSES:
-        error(f"status {record.status!r} must be one of {', '.join(STATUSES)}")
+        error(f"status {record.status!r} must be one of {', '.join(STATUSES)}", "status")
     for other in record.supersedes:
         if not is_valid_id(other):
-            error(f"supersedes names {other!r}, which is not a valid id")
+            error(f"supersedes names {other!r}, which is not a valid id", "supersedes")
     for path in record.paths:
         if not is_repo_path(path):
             error(
                 f"paths names {path!r}, which is not a relative path inside the repository "
-                "(no leading '/', no '..', no backslash)"
+                "(no leading '/', no '..', no backslash)",
+                "paths",
             )
     return problems
 

@@ -363,7 +363,9 @@ def test_a_record_path_that_leaves_the_repository_is_invalid(bad_path: str) -> N
     )
     entry = read_entry("pathy.md", text)
     assert not entry.usable
-    assert "not a relative path inside the repository" in entry.first_error().message
+    error = entry.first_error()
+    assert "not a relative path inside the repository" in error.message
+    assert error.line == 4
 
 
 def test_edit_refuses_a_symlinked_drafts_folder(store: Store, cli: Cli, tmp_path: Path) -> None:
