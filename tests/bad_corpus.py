@@ -177,6 +177,14 @@ def install_bad_corpus(store_dir: Path, outside: Path | None = None) -> dict[str
     )
     expected[locator(many_tags)] = Expected(True, title="Ten thousand tags")
 
+    huge_front = experiences / "huge-front-matter.md"
+    items = ",".join("a" for _ in range(70_000))
+    huge_front.write_text(
+        _valid_record("huge-front-matter", "Huge front matter", extra=f"tags: [{items}]\n"),
+        encoding="utf-8",
+    )
+    expected[locator(huge_front)] = Expected(False, "front matter is larger than 128 KiB", 2)
+
     long_lines = experiences / "long-lines.md"
     # A 200,000-space heading line made the old heading regex backtrack quadratically.
     long_body = (

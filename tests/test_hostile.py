@@ -397,3 +397,29 @@ def test_a_symlinked_config_is_refused_not_followed(
     done = cli("search", "anything")
     assert done.returncode == 2
     assert "config.toml: cannot read settings: is a symbolic link" in done.stderr
+
+
+@pytest.mark.parametrize("swap", ["symlink", "fifo", "grown"])
+def test_a_file_swapped_after_listing_is_refused_not_followed(
+    store: Store, write_record: RecordMaker, tmp_path: Path, swap: str
+) -> None:
+    from reliora_git.store import MAX_RECORD_BYTES, read_text, walk_markdown
+
+    path = write_record("swapped", "Listed as a regular file")
+    (listed,) = walk_markdown(store, store.experiences)
+    outside = tmp_path / "outside-secret.md"
+    outside.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    if swap == "grown":
+        # Listed small, then grown past the limit before the read.
+        path.write_bytes(path.read_bytes() + b"x" * MAX_RECORD_BYTES)
+        expected = "larger than 1024 KiB"
+    else:
+        path.unlink()
+        if swap == "symlink":
+            path.symlink_to(outside)
+            expected = "symbolic link"
+        else:
+            os.mkfifo(path)  # a naive open() would block here for ever
+            expected = "not a regular file"
+    with pytest.raises(RecordError, match=expected):
+        read_text(listed)
