@@ -57,6 +57,7 @@ _TEXT_KEYS = ("id", "title", "project_context", "confidence", "status", "author"
 _DATE_KEYS = ("created", "updated")
 _YAML_HANDLER = frontmatter.default_handlers.YAMLHandler()
 MAX_FRONT_MATTER_CHARS = 128 * 1024
+_MAX_UNKNOWN_WARNINGS = 20
 
 
 @dataclass
@@ -265,6 +266,7 @@ def _read_body(body: str, first_line: int, record: Record, problems: list[Proble
     record.preamble = "\n".join(sections[0][2]).strip()
     seen: set[str] = set()
     repeated: set[str] = set()
+    unknown = 0
     # Repeated text sections are joined once at the end: joining on every repeat is
     # quadratic in a hostile file holding thousands of `## Solution` headings.
     texts: dict[str, list[str]] = {}
@@ -273,7 +275,9 @@ def _read_body(body: str, first_line: int, record: Record, problems: list[Proble
         key = " ".join(heading.lower().split())
         if key not in _SECTION_ATTRS:
             record.extra_sections.append((heading, text))
-            problems.append(Problem("warning", f"unknown section '## {heading}'", line_no))
+            unknown += 1
+            if unknown <= _MAX_UNKNOWN_WARNINGS:
+                problems.append(Problem("warning", f"unknown section '## {heading}'", line_no))
             continue
         attr, is_list = _SECTION_ATTRS[key]
         if key in seen and key not in repeated:
@@ -289,6 +293,11 @@ def _read_body(body: str, first_line: int, record: Record, problems: list[Proble
             texts.setdefault(attr, []).append(text)
     for attr, parts in texts.items():
         setattr(record, attr, "\n\n".join(parts))
+    if unknown > _MAX_UNKNOWN_WARNINGS:
+        # A hostile file can hold 100,000 headings: `check` stays readable.
+        problems.append(
+            Problem("warning", f"… and {unknown - _MAX_UNKNOWN_WARNINGS} more unknown sections")
+        )
 
 
 def _fence_after(fence: str | None, line: str) -> str | None:

@@ -423,3 +423,13 @@ def test_a_file_swapped_after_listing_is_refused_not_followed(
             expected = "not a regular file"
     with pytest.raises(RecordError, match=expected):
         read_text(listed)
+
+
+def test_thousands_of_unknown_sections_give_a_bounded_list_of_warnings() -> None:
+    body = "".join(f"## Heading {n}\ntext\n" for n in range(5_000))
+    parsed = parse_record(
+        f"---\nid: many\ntitle: T\n---\n## Task\nt\n## Solution\ns\n{body}", "many.md"
+    )
+    assert len(parsed.record.extra_sections) == 5_000  # kept for a rewrite
+    assert len(parsed.problems) == 21
+    assert parsed.problems[-1].message == "… and 4980 more unknown sections"
