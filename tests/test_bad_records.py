@@ -20,7 +20,7 @@ from tests.bad_corpus import (
     invalid_locators,
     valid_locators,
 )
-from tests.conftest import Cli, RecordMaker
+from tests.conftest import Cli, RecordMaker, git
 
 WARNING_RE = re.compile(r"^reliora: warning: (.*) \(skipped\)$")
 
@@ -226,3 +226,25 @@ def test_a_bad_feedback_file_counts_for_nothing_and_stops_nothing(
     )
     found = cli.json("search", "broken feedback")
     assert found["results"][0]["feedback"]["success"] == 1
+
+
+def test_the_corpus_survives_a_commit_and_clone_like_a_fork_pull_request(
+    corpus: dict[str, Expected], repo: Path, tmp_path: Path
+) -> None:
+    # What CI sees: the hostile files committed by a contributor, then cloned.
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "hostile records")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    # git keeps files and symlinks; it drops the FIFO and the empty folder.
+    survived = {
+        locator: case for locator, case in corpus.items() if case.kind in ("file", "symlink")
+    }
+    cli = Cli(clone)
+    done = cli("search", "flaky pytest timeouts")
+    assert done.returncode == 0, done.stderr
+    _assert_one_warning_each(done.stderr, survived)
+    assert "Flaky pytest timeouts on CI runners" in done.stdout
+    checked = cli("check", "--json")
+    assert checked.returncode == 1
+    assert OUTSIDE_TITLE not in done.stdout + done.stderr + checked.stdout
