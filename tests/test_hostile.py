@@ -433,3 +433,12 @@ def test_thousands_of_unknown_sections_give_a_bounded_list_of_warnings() -> None
     assert len(parsed.record.extra_sections) == 5_000  # kept for a rewrite
     assert len(parsed.problems) == 21
     assert parsed.problems[-1].message == "… and 4980 more unknown sections"
+
+
+def test_check_refuses_a_path_outside_the_store(store: Store, cli: Cli, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\nid: secret\ntitle: Do not read me\n---\n", encoding="utf-8")
+    for given in (str(secret), ".reliora/../../secret.md", "../secret.md"):
+        done = cli("check", given)
+        assert done.returncode == 2, (given, done.stdout)
+        assert "Do not read me" not in done.stdout + done.stderr
