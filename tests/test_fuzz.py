@@ -144,3 +144,57 @@ def test_search_and_check_survive_any_file(fuzz_store: Store, data: bytes) -> No
         assert len(load_catalog(fuzz_store).entries) == 2
     except RelioraError as exc:  # pragma: no cover - the test fails with the message
         pytest.fail(f"search or check raised for a single bad file: {exc}")
+
+
+_UNSAFE_ON_A_TERMINAL = ("\x1b", "\x07", "\x9b", "\x00", "\u202e", "\u2066", "\u200f", "\x7f")
+
+
+_HOSTILE_TEXT = st.text(
+    st.one_of(st.sampled_from(_UNSAFE_ON_A_TERMINAL), st.characters(codec="utf-8")),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(_HOSTILE_TEXT, st.lists(_HOSTILE_TEXT, max_size=3)), min_size=1, max_size=3
+    ),
+    st.text(min_size=1, max_size=20),
+)
+def test_human_output_of_any_record_text_is_terminal_safe(
+    tmp_path_factory: pytest.TempPathFactory, records: list[tuple[str, list[str]]], query: str
+) -> None:
+    import io
+    import json
+
+    from reliora_git.model import FeedbackSummary
+    from reliora_git.output import Printer
+
+    store, _ = init_store(tmp_path_factory.mktemp("output"))
+    for n, (title, tags) in enumerate(records):
+        (store.experiences / f"r{n}.md").write_text(
+            f"---\nid: r{n}\ntitle: {json.dumps(title)}\ntags: {json.dumps(tags)}\n---\n"
+            f"## Problems\n- {title}\n\n## Solution\n{' '.join(tags)} {title}\n",
+            encoding="utf-8",
+            errors="surrogatepass",
+        )
+    out, err = io.StringIO(), io.StringIO()
+    printer = Printer(out, err)
+    try:
+        result = api.search(store, query)
+        printer.search(result, 10)
+        printer.skipped(result.skipped)
+    except RelioraError as exc:
+        assert exc.code == "empty_query"
+    listed, catalog = api.list_records(store)
+    printer.listing(listed)
+    for record in listed:
+        printer.record(record, catalog.feedback().get(record.id) or FeedbackSummary())
+    printer.check(api.check(store, [str(store.experiences / "r0.md")]))
+    for text in (out.getvalue(), err.getvalue()):
+        for bad in _UNSAFE_ON_A_TERMINAL:
+            assert bad not in text
