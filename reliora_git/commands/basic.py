@@ -9,7 +9,7 @@ import typer
 
 from reliora_git import api
 from reliora_git.commands.common import JsonFlag, RepoOption, reporting
-from reliora_git.jsonio import record_to_json, search_document, show_document
+from reliora_git.jsonio import event_to_json, record_to_json, search_document, show_document
 from reliora_git.model import OUTCOMES, FeedbackSummary
 from reliora_git.output import Printer, print_json
 from reliora_git.store import find_store
@@ -119,13 +119,7 @@ def show(
         summary = catalog.feedback().get(record.id) or FeedbackSummary()
         if json_output:
             events = [
-                {
-                    "outcome": e.outcome,
-                    "at": e.at,
-                    "author": e.author,
-                    "note": e.note,
-                    "locator": e.locator,
-                }
+                event_to_json(e)
                 for e in sorted(catalog.events.get(record.id, []), key=lambda e: e.locator)
             ]
             print_json(show_document(record, summary, events))
