@@ -66,6 +66,7 @@ class JsonAwareGroup(TyperGroup):
     # vendor their own copy of click), and these overrides only pass it through.
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         ctx.meta[_WANTS_JSON] = wants_json(args[1:])
+        ctx.meta[_COMMAND] = args[0] if args else None
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
@@ -74,15 +75,17 @@ class JsonAwareGroup(TyperGroup):
         except USAGE_ERROR as error:
             if not ctx.meta.get(_WANTS_JSON):
                 raise
-            print_json(usage_error(error).to_json())
+            print_json(usage_error(error, ctx.meta.get(_COMMAND)).to_json())
             raise typer.Exit(2) from None
 
 
-def usage_error(error: Any) -> RelioraError:
+def usage_error(error: Any, command: str | None) -> RelioraError:
     """A click usage error as ours: its message plus the command's usage line."""
     message = error.format_message()
     if getattr(error, "ctx", None) is not None:
         message = f"{message} ({error.ctx.get_usage()}; see --help)"
+    else:  # raised by the option parser, which has no context to describe
+        message = f"{message} (Usage: reliora {command or 'COMMAND'} …; see --help)"
     return RelioraError(message, code="usage_error")
 
 
@@ -92,6 +95,7 @@ USAGE_ERROR: type[Exception] = next(
     c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
 )
 _WANTS_JSON = "reliora.wants_json"
+_COMMAND = "reliora.command"
 
 
 def wants_json(args: list[str]) -> bool:
