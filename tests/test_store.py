@@ -35,7 +35,7 @@ def test_store_is_found_walking_up_or_by_option_or_env(
     monkeypatch.setenv("RELIORA_REPO", str(store.root))
     assert find_store(cwd=tmp_path).root == store.root
     monkeypatch.delenv("RELIORA_REPO")
-    with pytest.raises(RelioraError, match="no .reliora/ store found"):
+    with pytest.raises(RelioraError, match=r"no \.reliora/ store found"):
         find_store(cwd=tmp_path)
 
 
