@@ -80,11 +80,14 @@ def split_front_matter(text: str, locator: str) -> tuple[dict[str, Any], str, in
         fm, body = _YAML_HANDLER.split(text)
     except ValueError:
         raise RecordError("front matter is not closed with ---", path=locator, line=1) from None
+    # Line numbers of the file where the front matter and the body begin (1-based).
+    fm_line = text.count("\n", 0, text.find(fm)) + 1
+    body_line = text.count("\n", 0, len(text) - len(body)) + 1
     try:
         meta = _YAML_HANDLER.load(fm)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
+        line = fm_line + mark.line if mark is not None else fm_line
         reason = getattr(exc, "problem", None) or "invalid YAML"
         raise RecordError(
             f"front matter is not valid YAML: {reason}", path=locator, line=line
@@ -93,7 +96,6 @@ def split_front_matter(text: str, locator: str) -> tuple[dict[str, Any], str, in
         meta = {}
     if not isinstance(meta, dict):
         raise RecordError("front matter is not a mapping of keys to values", path=locator, line=2)
-    body_line = fm.count("\n") + 3
     return meta, body, body_line
 
 
