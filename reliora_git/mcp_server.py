@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -31,6 +32,16 @@ from reliora_git.model import FeedbackSummary
 from reliora_git.store import Store, find_store
 
 Document = dict[str, Any]
+
+
+@dataclass
+class Reply:
+    """A tool's JSON document, and notes for the model that are not part of it."""
+
+    document: Document
+    #: e.g. record files search had to skip (the CLI names them on stderr).
+    notes: list[str] = field(default_factory=list)
+
 Level = Literal["strong", "moderate", "weak"]
 Outcome = Literal["success", "partial", "failure", "not-applicable", "outdated"]
 Text = Annotated[str, Field(description="Plain text; Markdown allowed.")]
@@ -169,7 +180,7 @@ def search_tool(
     limit: int | None,
     min_level: str | None,
     include_retired: bool,
-) -> Document:
+) -> Reply:
     result = api.search(
         store,
         query,
@@ -178,50 +189,59 @@ def search_tool(
         include_retired=include_retired,
     )
     shown = limit or load_config(store).search_limit
-    return search_document(result.query, result.context, result.hits, shown)
+    notes = [f"skipped {error}" for error in result.skipped]
+    return Reply(search_document(result.query, result.context, result.hits, shown), notes)
 
 
-def show_tool(store: Store, id_or_prefix: str) -> Document:
+def show_tool(store: Store, id_or_prefix: str) -> Reply:
     record, catalog = api.show(store, id_or_prefix)
     summary = catalog.feedback().get(record.id) or FeedbackSummary()
     events = sorted(catalog.events.get(record.id, []), key=lambda e: e.locator)
-    return show_document(record, summary, [event_to_json(e) for e in events])
+    return Reply(show_document(record, summary, [event_to_json(e) for e in events]))
 
 
-def record_tool(store: Store, fields: dict[str, Any]) -> Document:
+def record_tool(store: Store, fields: dict[str, Any]) -> Reply:
     saved = api.record(store, record_from_json(fields))
-    return {
-        "id": saved.record.id,
-        "locator": saved.record.locator,
-        "warnings": [w.to_json() for w in saved.warnings],
-    }
+    return Reply(
+        {
+            "id": saved.record.id,
+            "locator": saved.record.locator,
+            "warnings": [w.to_json() for w in saved.warnings],
+        }
+    )
 
 
-def feedback_tool(store: Store, id_or_prefix: str, outcome: str, note: str) -> Document:
+def feedback_tool(store: Store, id_or_prefix: str, outcome: str, note: str) -> Reply:
     event = api.feedback(store, id_or_prefix, outcome, note)
-    return {"record": event.record, "outcome": event.outcome, "at": event.at,
-            "locator": event.locator}
+    return Reply(
+        {"record": event.record, "outcome": event.outcome, "at": event.at,
+         "locator": event.locator}
+    )
 
 
-def check_tool(store: Store, paths: list[str] | None) -> Document:
+def check_tool(store: Store, paths: list[str] | None) -> Reply:
     # The server's working folder is whatever the client chose: paths are taken
     # relative to the repository root, where the agent sees them in locators.
     absolute = [str(store.root / p) for p in paths] if paths else None
-    return report_to_json(api.check(store, absolute))
+    return Reply(report_to_json(api.check(store, absolute)))
 
 
 # --- results ---------------------------------------------------------------------------------
 
 
-def answer(work: Callable[[], Document]) -> CallToolResult:
+def answer(work: Callable[[], Reply]) -> CallToolResult:
     """Run one tool's work; the project's errors become an error result, never a crash."""
     try:
-        document = work()
+        reply = work()
     except RelioraError as error:
         return error_result(error)
     except OSError as error:
         return error_result(from_os_error(error))
-    return CallToolResult(content=[as_text(document)], structured_content=document)
+    # The document comes first and alone in its block, so clients can parse it as is.
+    notes = [TextContent(text=note) for note in reply.notes]
+    return CallToolResult(
+        content=[as_text(reply.document), *notes], structured_content=reply.document
+    )
 
 
 def error_result(error: RelioraError) -> CallToolResult:

@@ -195,6 +195,13 @@ def test_the_store_is_found_per_call(repo: Path) -> None:
             found = document(await session.call_tool("search", {"query": "anything"}))
             assert found["total"] == 0
 
+            # A record file search cannot read is named in a note after the document.
+            (repo / ".reliora" / "experiences" / "broken.md").write_text("no front matter\n")
+            skipped = await session.call_tool("search", {"query": "anything"})
+            assert not skipped.is_error
+            assert json.loads(skipped.content[0].text) == skipped.structured_content
+            assert "broken.md" in skipped.content[1].text
+
     run(scenario)
 
 
