@@ -189,7 +189,7 @@ def search_tool(
         include_retired=include_retired,
     )
     shown = limit or load_config(store).search_limit
-    notes = [f"skipped {error}" for error in result.skipped]
+    notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
     return Reply(search_document(result.query, result.context, result.hits, shown), notes)
 
 

@@ -60,9 +60,14 @@ def server_environment() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def reliora_mcp(cwd: Path, *args: str) -> AsyncIterator[ClientSession]:
+async def reliora_mcp(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
-        command=reliora_executable(), args=["mcp", *args], cwd=cwd, env=server_environment()
+        command=reliora_executable(),
+        args=["mcp", *args],
+        cwd=cwd,
+        env={**server_environment(), **(env or {})},
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -205,12 +210,15 @@ def test_the_store_is_found_per_call(repo: Path) -> None:
     run(scenario)
 
 
-def test_repo_option_points_the_server_at_a_store(store: Store, tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["--repo", "RELIORA_REPO"])
+def test_the_store_can_be_named_from_anywhere(store: Store, tmp_path: Path, how: str) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    args = ("--repo", str(store.root)) if how == "--repo" else ()
+    env = {"RELIORA_REPO": str(store.root)} if how == "RELIORA_REPO" else {}
 
     async def scenario() -> None:
-        async with reliora_mcp(elsewhere, "--repo", str(store.root)) as session:
+        async with reliora_mcp(elsewhere, *args, env=env) as session:
             saved = document(await session.call_tool("record", FIRST))
             assert (store.root / saved["locator"]).is_file()
 
