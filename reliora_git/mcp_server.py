@@ -32,6 +32,10 @@ from reliora_git.model import FeedbackSummary
 from reliora_git.store import Store, find_store
 
 Document = dict[str, Any]
+# Literal types so the input schemas list the allowed values (tests keep them equal to model's).
+Level = Literal["strong", "moderate", "weak"]
+Outcome = Literal["success", "partial", "failure", "not-applicable", "outdated"]
+Confidence = Literal["low", "medium", "high"]
 
 
 @dataclass
@@ -42,10 +46,6 @@ class Reply:
     #: e.g. record files search had to skip (the CLI names them on stderr).
     notes: list[str] = field(default_factory=list)
 
-Level = Literal["strong", "moderate", "weak"]
-Outcome = Literal["success", "partial", "failure", "not-applicable", "outdated"]
-Text = Annotated[str, Field(description="Plain text; Markdown allowed.")]
-Items = Annotated[list[str] | None, Field(description="One entry per item.")]
 
 # Hints for clients that ask before running tools: reading is safe, writing only adds files.
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -59,7 +59,7 @@ def serve(repo: Path | None = None) -> None:
 
 def build_server(repo: Path | None = None) -> MCPServer:
     """The server with its five tools; ``repo`` is ``--repo`` (else RELIORA_REPO, else cwd)."""
-    # WARNING: the SDK logs every anticipated tool error at INFO on stderr, which
+    # log_level: the SDK logs every anticipated tool error at INFO on stderr, which
     # clients show as noise; the agent already gets the error in the result.
     server: MCPServer = MCPServer(
         name="reliora",
@@ -76,8 +76,10 @@ def build_server(repo: Path | None = None) -> MCPServer:
         query: Annotated[str, Field(description="The task's words, e.g. 'flaky pytest timeouts'.")],
         project_context: Annotated[
             str | None,
-            Field(description="Project words, e.g. 'python cli': keeps only records whose "
-                  "project context, tags or applicability match one of them."),
+            Field(
+                description="Project words, e.g. 'python cli': keeps only records whose "
+                "project context, tags or applicability match one of them."
+            ),
         ] = None,
         limit: Annotated[
             int | None, Field(ge=1, description="Results to return (default 10; total counts all).")
@@ -121,9 +123,7 @@ def build_server(repo: Path | None = None) -> MCPServer:
             str, Field(description="Project words, e.g. 'python cli typer'.")
         ] = "",
         tags: Annotated[list[str] | None, Field(description="Short tags, e.g. 'pytest'.")] = None,
-        confidence: Annotated[
-            Literal["low", "medium", "high"] | None, Field(description="How sure you are.")
-        ] = None,
+        confidence: Annotated[Confidence | None, Field(description="How sure you are.")] = None,
         supersedes: Annotated[
             list[str] | None, Field(description="Ids of records this one replaces.")
         ] = None,
@@ -161,8 +161,10 @@ def build_server(repo: Path | None = None) -> MCPServer:
     def check(
         paths: Annotated[
             list[str] | None,
-            Field(description="Record files to search for similar experiences, relative to "
-                  "the repository root (default: validate the whole store only)."),
+            Field(
+                description="Record files to search for similar experiences, relative to "
+                "the repository root (default: validate the whole store only)."
+            ),
         ] = None,
     ) -> CallToolResult:
         return answer(lambda: check_tool(store(), paths))
@@ -214,8 +216,7 @@ def record_tool(store: Store, fields: dict[str, Any]) -> Reply:
 def feedback_tool(store: Store, id_or_prefix: str, outcome: str, note: str) -> Reply:
     event = api.feedback(store, id_or_prefix, outcome, note)
     return Reply(
-        {"record": event.record, "outcome": event.outcome, "at": event.at,
-         "locator": event.locator}
+        {"record": event.record, "outcome": event.outcome, "at": event.at, "locator": event.locator}
     )
 
 

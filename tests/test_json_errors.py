@@ -50,9 +50,11 @@ def test_no_store_at_the_named_repo(repo: Path, cli: Cli) -> None:
 @pytest.mark.parametrize("command", ["show", "feedback"])
 def test_unknown_id(store: Store, cli: Cli, write_record: RecordMaker, command: str) -> None:
     write_record("flaky-pytest", "Flaky pytest")
-    args = ["show", "nothing-like-it"] if command == "show" else [
-        "feedback", "nothing-like-it", "success"
-    ]
+    args = (
+        ["show", "nothing-like-it"]
+        if command == "show"
+        else ["feedback", "nothing-like-it", "success"]
+    )
     error = json_error(cli(*args, "--json"), "unknown_id")
     assert "nothing-like-it" in error["message"]
 

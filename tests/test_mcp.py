@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 import pytest
@@ -44,6 +44,15 @@ SECOND = {
 }
 
 
+def test_the_schemas_allow_exactly_the_model_values() -> None:
+    from reliora_git import mcp_server
+    from reliora_git.model import CONFIDENCES, OUTCOMES
+
+    assert get_args(mcp_server.Outcome) == OUTCOMES
+    assert get_args(mcp_server.Confidence) == CONFIDENCES
+    assert get_args(mcp_server.Level) == ("strong", "moderate", "weak")
+
+
 def server_environment() -> dict[str, str]:
     """What the server needs from the test's environment.
 
@@ -55,8 +64,6 @@ def server_environment() -> dict[str, str]:
     identity = ("GIT_AUTHOR", "GIT_COMMITTER")
     env.update({k: v for k, v in os.environ.items() if k.startswith(identity)})
     return env
-
-
 
 
 @asynccontextmanager
@@ -125,9 +132,12 @@ def test_an_agent_lists_records_searches_and_gives_feedback(store: Store, repo: 
             assert top["rank"] == 1
             assert top["matchLevel"] == "strong"
             assert set(top["scoreBreakdown"]) >= {"tags", "title", "exactPhrase", "feedback"}
-            before = {r["id"]: r["score"] for r in document(
-                await session.call_tool("search", {"query": "flaky pytest timeouts"})
-            )["results"]}
+            before = {
+                r["id"]: r["score"]
+                for r in document(
+                    await session.call_tool("search", {"query": "flaky pytest timeouts"})
+                )["results"]
+            }
 
             event = document(
                 await session.call_tool(
@@ -135,9 +145,12 @@ def test_an_agent_lists_records_searches_and_gives_feedback(store: Store, repo: 
                 )
             )
             assert event["record"] == first["id"]
-            after = {r["id"]: r for r in document(
-                await session.call_tool("search", {"query": "flaky pytest timeouts"})
-            )["results"]}
+            after = {
+                r["id"]: r
+                for r in document(
+                    await session.call_tool("search", {"query": "flaky pytest timeouts"})
+                )["results"]
+            }
             assert after[first["id"]]["score"] == pytest.approx(before[first["id"]] + 1.0)
             assert after[first["id"]]["feedback"]["success"] == 1
             assert after[second["id"]]["score"] == before[second["id"]]
