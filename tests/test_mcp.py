@@ -76,7 +76,11 @@ async def reliora_mcp(
         cwd=cwd,
         env={**server_environment(), **(env or {})},
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    # A generous bound, not a timing assertion: a hung server fails the test instead of CI.
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=120) as session,
+    ):
         await session.initialize()
         yield session
 
