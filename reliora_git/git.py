@@ -17,8 +17,10 @@ from reliora_git.errors import RelioraError
 def run(args: Sequence[str], cwd: Path, *, input: bytes | None = None, check: bool = True) -> bytes:
     """Run ``git args`` in ``cwd`` and return its stdout; a RelioraError when it fails."""
     try:
+        # Never let git read our stdin: in `reliora mcp` it carries the protocol stream.
+        stdin = subprocess.DEVNULL if input is None else None
         done = subprocess.run(
-            ["git", *args], cwd=cwd, input=input, capture_output=True, check=False
+            ["git", *args], cwd=cwd, input=input, stdin=stdin, capture_output=True, check=False
         )
     except FileNotFoundError:
         raise RelioraError("git is not installed or not on PATH", code="no_git") from None
