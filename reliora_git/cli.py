@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from reliora_git import __version__
-from reliora_git.commands import basic, check, hooks, record
+from reliora_git.commands import basic, check, hooks, record, review
 
 app = typer.Typer(
     name="reliora",
@@ -40,5 +40,5 @@ def main(
     """
 
 
-for module in (basic, record, check, hooks):
+for module in (basic, record, check, hooks, review):
     module.register(app)

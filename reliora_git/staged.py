@@ -23,6 +23,8 @@ FEEDBACK = f"{STORE_DIR}/feedback/"
 CHECKED_STATUSES = frozenset("ACMRT")
 _SYMLINK_MODE = "120000"
 _SUBMODULE_MODE = "160000"
+#: Modes of index entries that are not regular files: their blobs are never read as records.
+NOT_FILES = (_SYMLINK_MODE, _SUBMODULE_MODE)
 
 
 @dataclass
@@ -59,13 +61,13 @@ def read_staged_store(store: Store) -> StagedStore:
     events = [(loc, e) for loc, e in merged if is_store_file(loc, FEEDBACK)]
     blobs = git.read_blobs(
         store.root,
-        [e.blob for _, e in records + events if e.mode not in (_SYMLINK_MODE, _SUBMODULE_MODE)],
+        [e.blob for _, e in records + events if e.mode not in NOT_FILES],
         MAX_RECORD_BYTES,
     )
     catalog = catalog_from_texts(
         store,
-        [_text(loc, e, blobs) for loc, e in records],
-        [_text(loc, e, blobs) for loc, e in events],
+        [blob_text(loc, e, blobs) for loc, e in records],
+        [blob_text(loc, e, blobs) for loc, e in events],
     )
     changed = {
         change.path[len(prefix) :] for change in changes if change.status in CHECKED_STATUSES
@@ -75,7 +77,8 @@ def read_staged_store(store: Store) -> StagedStore:
     )
 
 
-def _text(locator: str, entry: git.IndexEntry, blobs: dict[str, git.Blob]) -> TextOrError:
+def blob_text(locator: str, entry: git.IndexEntry, blobs: dict[str, git.Blob]) -> TextOrError:
+    """The text of a store file kept in git, or why it is not a record (as the disk walk says)."""
     if entry.mode == _SYMLINK_MODE:
         return locator, RecordError("is a symbolic link, not a regular file", path=locator)
     if entry.mode == _SUBMODULE_MODE:
