@@ -65,17 +65,17 @@ def toplevel(cwd: Path) -> Path | None:
 
 
 def _absolute_git_env() -> dict[str, str] | None:
-    """The environment for git, with GIT_INDEX_FILE and GIT_DIR made absolute.
+    """The environment for git, with a relative GIT_DIR made absolute.
 
-    Git hands a hook these variables, sometimes as relative paths; they are
-    relative to the folder the hook was started in, so they must be pinned
-    before a git subprocess runs in another folder.
+    Git reads a relative GIT_DIR against the folder it starts in, so it is
+    pinned to ours before git runs in another folder. GIT_INDEX_FILE is left
+    alone: git reads a relative one (``git commit`` hands hooks ``.git/index``)
+    against the top of the work tree, wherever in it git starts.
     """
     changed = {}
-    for name in ("GIT_INDEX_FILE", "GIT_DIR"):
-        value = os.environ.get(name)
-        if value and not os.path.isabs(value):
-            changed[name] = os.path.abspath(value)
+    value = os.environ.get("GIT_DIR")
+    if value and not os.path.isabs(value):
+        changed["GIT_DIR"] = os.path.abspath(value)
     return {**os.environ, **changed} if changed else None
 
 
@@ -220,7 +220,8 @@ def tree_changes(cwd: Path, base: str, head: str, pathspecs: Sequence[str]) -> l
 
 
 def ls_tree(cwd: Path, ref: str, pathspecs: Sequence[str]) -> list[IndexEntry]:
-    return parse_ls_tree(run(["ls-tree", "-r", "-z", "--full-tree", ref, "--", *pathspecs], cwd))
+    """Blobs of ``ref`` under ``pathspecs`` (relative to ``cwd``), named from the top."""
+    return parse_ls_tree(run(["ls-tree", "-r", "-z", "--full-name", ref, "--", *pathspecs], cwd))
 
 
 @dataclass(frozen=True)

@@ -181,3 +181,21 @@ def test_md_escapes_everything_active() -> None:
     assert md("@team") == "@&#8203;team"
     assert md("![a](b)") == "\\!\\[a\\]\\(b\\)"
     assert md("line\nbreak\x1b[31m") == "line break\\[31m"
+
+
+def test_review_of_a_store_below_the_top(repo: Path, cli: Cli) -> None:
+    sub = repo / "service"
+    assert cli("init", "--repo", str(sub)).returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    record = sub / ".reliora" / "experiences" / "one.md"
+    record.write_text(
+        "---\nid: one\ntitle: One lesson\n---\n## Task\nt\n\n## Solution\ns\n", encoding="utf-8"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "feature")
+    document = json.loads(cli("review", "-f", "json", cwd=sub).stdout)
+    assert [(r["kind"], r["locator"]) for r in document["records"]] == [
+        ("added", ".reliora/experiences/one.md")
+    ]

@@ -261,3 +261,18 @@ def test_staged_index_is_never_modified(hooked: Store, cli: Cli, write_record: R
     index = (hooked.root / ".git" / "index").read_bytes()
     assert cli("check", "--staged").returncode == 0
     assert (hooked.root / ".git" / "index").read_bytes() == index
+
+
+def test_store_below_the_top_with_a_relative_index_file(repo: Path, cli: Cli) -> None:
+    """git commit hands hooks GIT_INDEX_FILE=.git/index: relative to the top, not to cwd."""
+    sub = repo / "service"
+    assert cli("init", "--repo", str(sub)).returncode == 0
+    experiences = sub / ".reliora" / "experiences"
+    (experiences / "flaky-pytest-timeouts.md").write_text(ORIGINAL, encoding="utf-8")
+    (experiences / "pytest-timeouts-again.md").write_text(NEAR_DUPLICATE, encoding="utf-8")
+    git(repo, "add", "-A")
+    done = cli("check", "--staged", "--json", cwd=sub, env={"GIT_INDEX_FILE": ".git/index"})
+    assert done.returncode == 0, done.stderr
+    assert '"checked": 2' in done.stdout
+    assert '".reliora/experiences/pytest-timeouts-again.md"' in done.stdout
+    assert "SIMILAR_EXPERIENCE_FOUND" in done.stdout
