@@ -8,14 +8,16 @@ Nothing here writes to the index or the working tree.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from reliora_git import git
 from reliora_git.api import CheckReport, FileReport, check_entries
 from reliora_git.catalog import Catalog, Entry, TextOrError, catalog_from_texts
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.model import Problem
-from reliora_git.store import MAX_RECORD_BYTES, STORE_DIR, Store, decode_utf8
+from reliora_git.store import MAX_RECORD_BYTES, STORE_DIR, Store, decode_utf8, find_store
 
 EXPERIENCES = f"{STORE_DIR}/experiences/"
 FEEDBACK = f"{STORE_DIR}/feedback/"
@@ -25,6 +27,21 @@ _SYMLINK_MODE = "120000"
 _SUBMODULE_MODE = "160000"
 #: Modes of index entries that are not regular files: their blobs are never read as records.
 NOT_FILES = (_SYMLINK_MODE, _SUBMODULE_MODE)
+
+
+def find_git_store(repo: str | os.PathLike[str] | None = None) -> Store:
+    """The store, or else the top of the git work tree: for commands that read git, not disk.
+
+    ``check --staged`` and ``review`` judge what git holds, so a store that is
+    missing from the working tree (or never created there) is no reason to fail.
+    """
+    try:
+        return find_store(repo)
+    except RelioraError:
+        root = git.toplevel(Path(repo).resolve() if repo is not None else Path.cwd())
+        if root is None:
+            raise
+        return Store(root)
 
 
 @dataclass

@@ -9,7 +9,7 @@ import typer
 
 from reliora_git import api
 from reliora_git.commands.common import JsonFlag, RepoOption, reporting
-from reliora_git.store import Store, find_store
+from reliora_git.store import find_store
 
 
 def check(
@@ -66,11 +66,12 @@ def check_staged(paths: list[str] | None, repo: Path | None, json_output: bool) 
     from reliora_git.errors import RelioraError
     from reliora_git.output import Printer, print_json
     from reliora_git.staged import check_staged as check_index
+    from reliora_git.staged import find_git_store
 
     with reporting(json_output):
         if paths:
             raise RelioraError("--staged checks the whole index; give no PATHS", code="usage")
-        store = staged_store(repo)
+        store = find_git_store(repo)
         config = load_config(store)
         result = check_index(store, duplicates=config.hook_duplicates)
         if json_output:
@@ -80,20 +81,6 @@ def check_staged(paths: list[str] | None, repo: Path | None, json_output: bool) 
             Printer().check(result.report)
     if result.conflicts or (result.has_invalid_records and config.block_on_invalid):
         raise typer.Exit(1)
-
-
-def staged_store(repo: Path | None) -> Store:
-    """The store, or the top of the work tree when there is none on disk: the index decides."""
-    from reliora_git import git
-    from reliora_git.errors import RelioraError
-
-    try:
-        return find_store(repo)
-    except RelioraError:
-        root = git.toplevel(repo.resolve() if repo else Path.cwd())
-        if root is None:
-            raise
-        return Store(root)
 
 
 def report_to_json(report: api.CheckReport) -> dict[str, Any]:

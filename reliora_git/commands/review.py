@@ -39,16 +39,16 @@ def review(
       reliora review --base origin/main --format json
     """
     from reliora_git.changes import build_review
-    from reliora_git.commands.check import staged_store
     from reliora_git.errors import RelioraError
     from reliora_git.output import print_json
     from reliora_git.review import FORMATS, to_json, to_markdown, to_text
+    from reliora_git.staged import find_git_store
 
     as_json = output_format == "json"
     with reporting(as_json):
         if output_format not in FORMATS:
             raise RelioraError(f"--format must be one of {', '.join(FORMATS)}", code="usage")
-        result = build_review(staged_store(repo), base, head)
+        result = build_review(find_git_store(repo), base, head)
         if as_json:
             print_json(to_json(result))
         else:
