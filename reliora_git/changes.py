@@ -29,6 +29,8 @@ KINDS = {
     "D": "removed",
 }
 KIND_ORDER = ("added", "modified", "renamed", "removed")
+_HAS_BASE_VERSION = frozenset("MTRD")
+_ADDS_A_FILE = frozenset("ACR")
 
 
 @dataclass
@@ -103,54 +105,21 @@ def find_sides(store: Store, base: str | None, head: str) -> tuple[Side, Side]:
 
 
 def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> Review:
+    """The records and feedback ``head`` changes since it forked from ``base``."""
     if git.toplevel(store.root) is None:
         raise RelioraError(f"{store.root} is not in a git repository", code="not_git")
     base_side, head_side = find_sides(store, base, head)
-    prefix = git.show_prefix(store.root)
-    specs = [EXPERIENCES, FEEDBACK]
-    diff = [
-        _relative(change, prefix)
-        for change in git.tree_changes(store.root, base_side.commit, head_side.commit, specs)
-    ]
-    head_files = [
-        (entry.path[len(prefix) :], entry)
-        for entry in git.ls_tree(store.root, head_side.commit, specs)
-    ]
-    record_changes = [
-        c
-        for c in diff
-        if is_store_file(c.path, EXPERIENCES)
-        or (c.old_path is not None and is_store_file(c.old_path, EXPERIENCES))
-    ]
-    old_blobs = [
+    trees = _read_trees(store, base_side.commit, head_side.commit)
+    changes = _record_changes(trees.record_changes, trees.head, trees.before)
+    events = sorted(
         (
-            c.old_path or c.path,
-            git.IndexEntry(c.old_path or c.path, c.old_mode or "", c.old_blob or ""),
-        )
-        for c in record_changes
-        if c.status in "MTRD"
-    ]
-    blobs = git.read_blobs(
-        store.root,
-        [e.blob for _, e in head_files + old_blobs if e.mode not in NOT_FILES],
-        MAX_RECORD_BYTES,
+            event
+            for group in trees.head.events.values()
+            for event in group
+            if event.locator in trees.added_feedback
+        ),
+        key=lambda e: e.locator,
     )
-    head_catalog = catalog_from_texts(
-        store,
-        [blob_text(loc, e, blobs) for loc, e in head_files if is_store_file(loc, EXPERIENCES)],
-        [blob_text(loc, e, blobs) for loc, e in head_files if is_store_file(loc, FEEDBACK)],
-    )
-    old_entries = catalog_from_texts(store, [blob_text(loc, e, blobs) for loc, e in old_blobs], [])
-    old_by_locator = {entry.locator: entry for entry in old_entries.entries}
-    added_feedback = {c.path for c in diff if c.status in "ACR" and is_store_file(c.path, FEEDBACK)}
-    changes = _record_changes(record_changes, head_catalog, old_by_locator)
-    events = [
-        event
-        for group in head_catalog.events.values()
-        for event in group
-        if event.locator in added_feedback
-    ]
-    events.sort(key=lambda e: e.locator)
     by_id = {change.id: change for change in changes if change.id and change.kind != "removed"}
     other: dict[str, list[FeedbackEvent]] = {}
     for event in events:
@@ -158,10 +127,63 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
             by_id[event.record].feedback.append(event)
         else:
             other.setdefault(event.record, []).append(event)
-    titles = {r.id: r.title for r in head_catalog.records}
-    errors = [e for e in head_catalog.feedback_errors if e.path in added_feedback]
+    titles = {r.id: r.title for r in trees.head.records}
+    errors = [e for e in trees.head.feedback_errors if e.path in trees.added_feedback]
     return Review(
         base_side, head_side, changes, other, {rid: titles.get(rid) for rid in other}, errors
+    )
+
+
+@dataclass
+class _Trees:
+    #: Changes that touch a record file, on either side.
+    record_changes: list[git.Change]
+    #: The whole store at head.
+    head: Catalog
+    #: The base version of every modified, renamed or removed record, by its base locator.
+    before: dict[str, Entry]
+    #: Feedback files head adds.
+    added_feedback: set[str]
+
+
+def _read_trees(store: Store, base: str, head: str) -> _Trees:
+    """Both sides from git objects: one diff, one ls-tree and one cat-file batch."""
+    prefix = git.show_prefix(store.root)
+    specs = [EXPERIENCES, FEEDBACK]
+    diff = [_relative(change, prefix) for change in git.tree_changes(store.root, base, head, specs)]
+    head_files = [
+        (entry.path[len(prefix) :], entry) for entry in git.ls_tree(store.root, head, specs)
+    ]
+    record_changes = [
+        c
+        for c in diff
+        if is_store_file(c.path, EXPERIENCES)
+        or (c.old_path is not None and is_store_file(c.old_path, EXPERIENCES))
+    ]
+    old_files = [
+        (
+            c.old_path or c.path,
+            git.IndexEntry(c.old_path or c.path, c.old_mode or "", c.old_blob or ""),
+        )
+        for c in record_changes
+        if c.status in _HAS_BASE_VERSION
+    ]
+    blobs = git.read_blobs(
+        store.root,
+        [e.blob for _, e in head_files + old_files if e.mode not in NOT_FILES],
+        MAX_RECORD_BYTES,
+    )
+    head_catalog = catalog_from_texts(
+        store,
+        [blob_text(loc, e, blobs) for loc, e in head_files if is_store_file(loc, EXPERIENCES)],
+        [blob_text(loc, e, blobs) for loc, e in head_files if is_store_file(loc, FEEDBACK)],
+    )
+    before = catalog_from_texts(store, [blob_text(loc, e, blobs) for loc, e in old_files], [])
+    return _Trees(
+        record_changes,
+        head_catalog,
+        {entry.locator: entry for entry in before.entries},
+        {c.path for c in diff if c.status in _ADDS_A_FILE and is_store_file(c.path, FEEDBACK)},
     )
 
 
