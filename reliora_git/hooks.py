@@ -126,7 +126,6 @@ def install(cwd: Path, python: str | None = None) -> Outcome:
             raise RelioraError(
                 f"both {hook} and {current.chained_hook} exist and neither is the reliora "
                 "hook; move one of them away first",
-                path=str(hook),
                 code="hook_conflict",
             )
         # A rename in the same folder keeps the file exactly: content, mode, symlink.
@@ -134,9 +133,7 @@ def install(cwd: Path, python: str | None = None) -> Outcome:
     current.hooks_dir.mkdir(parents=True, exist_ok=True)
     _write_executable(hook, script)
     chained = (
-        f" (the existing hook is kept as {CHAINED_NAME} and runs first)"
-        if (current.foreign)
-        else ""
+        f" (the existing hook is kept as {CHAINED_NAME} and runs first)" if current.foreign else ""
     )
     return Outcome("installed", state(cwd), f"installed the reliora hook in {hook}{chained}")
 
