@@ -242,3 +242,32 @@ def test_pre_commit_framework_runs_the_hook_from_this_repository(
     assert "reliora check --staged" in done.stdout
     assert "Passed" in done.stdout
     assert "SIMILAR_EXPERIENCE_FOUND" in done.stdout
+
+
+def test_install_refuses_when_it_would_lose_a_hook(
+    store: Store, cli: Cli, foreign_hook: Path
+) -> None:
+    chained = foreign_hook.with_name("pre-commit.reliora-chained")
+    chained.write_text("#!/bin/sh\necho older\n", encoding="utf-8")
+    before = snapshot(foreign_hook.parent)
+    done = cli("hooks", "install")
+    assert done.returncode == 2
+    assert done.stderr.startswith("reliora: error:") and "pre-commit.reliora-chained" in done.stderr
+    assert snapshot(foreign_hook.parent) == before
+
+
+def test_install_in_a_submodule_uses_its_own_hooks_folder(
+    repo: Path, cli: Cli, tmp_path: Path
+) -> None:
+    library = tmp_path / "library"
+    library.mkdir()
+    git(library, "init", "-q", "-b", "main", "--template=")
+    (library / "README").write_text("lib\n", encoding="utf-8")
+    git(library, "add", "README")
+    git(library, "commit", "-q", "-m", "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    done = cli("hooks", "install", cwd=repo / "lib")
+    assert done.returncode == 0, done.stderr
+    hook = repo / ".git" / "modules" / "lib" / "hooks" / "pre-commit"
+    assert hooks.is_ours(hook)
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
