@@ -70,8 +70,17 @@ def read_staged_store(store: Store) -> StagedStore:
     # git prints paths from the top of the work tree; locators start at the store's root.
     prefix = git.show_prefix(store.root)
     specs = [EXPERIENCES, FEEDBACK]
+    changes = git.staged_changes(store.root, specs)
+    changed = {
+        change.path[len(prefix) :]
+        for change in changes
+        if change.status in CHECKED_STATUSES
+        and is_store_file(change.path[len(prefix) :], EXPERIENCES)
+    }
+    if not changed and not any(change.status == "U" for change in changes):
+        # Most commits touch no record: skip reading the store from the index.
+        return StagedStore(catalog_from_texts(store, [], []), [], [])
     index = [(entry.path[len(prefix) :], entry) for entry in git.ls_files_stage(store.root, specs)]
-    changes = git.staged_changes(store.root, [EXPERIENCES])
     conflicts = sorted({locator for locator, entry in index if entry.stage != 0})
     merged = [(locator, entry) for locator, entry in index if entry.stage == 0]
     records = [(loc, e) for loc, e in merged if is_store_file(loc, EXPERIENCES)]
@@ -86,9 +95,6 @@ def read_staged_store(store: Store) -> StagedStore:
         [blob_text(loc, e, blobs) for loc, e in records],
         [blob_text(loc, e, blobs) for loc, e in events],
     )
-    changed = {
-        change.path[len(prefix) :] for change in changes if change.status in CHECKED_STATUSES
-    }
     return StagedStore(
         catalog, [entry for entry in catalog.entries if entry.locator in changed], conflicts
     )
