@@ -104,16 +104,21 @@ class Saved:
     warnings: list[SimilarityWarning] = field(default_factory=list)
 
 
-def record(store: Store, new: Record, *, stage: bool = False) -> Saved:
-    """Validate ``new``, give it an id, date and author, save it, and return similar records."""
-    now = _utc_now()
-    new.created = new.created or now.date().isoformat()
+def prepare(store: Store, new: Record) -> Record:
+    """Give ``new`` an id, date, status and author where it has none, then validate it."""
+    new.id = new.id or new_id(new.title)
+    new.created = new.created or _utc_now().date().isoformat()
     new.status = new.status or "active"
     if new.author is None:
         new.author = git.user_name(store.root)
-    generated_id = not new.id
-    new.id = new.id or new_id(new.title)
     validate_new(new)
+    return new
+
+
+def record(store: Store, new: Record, *, stage: bool = False) -> Saved:
+    """Save ``new`` (see :func:`prepare`) and return the existing records it resembles."""
+    generated_id = not new.id
+    prepare(store, new)
     catalog = load_catalog(store)
     if any(r.id == new.id for r in catalog.records):
         raise RelioraError(f"an experience with id {new.id!r} already exists", code="exists")

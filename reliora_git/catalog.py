@@ -8,6 +8,7 @@ an entry with an error, skipped by search, and reported by check.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from reliora_git.errors import RecordError, RelioraError
@@ -133,3 +134,33 @@ def load_events(store: Store) -> tuple[dict[str, list[FeedbackEvent]], list[Reco
             continue
         events[event.record].append(event)
     return dict(events), errors
+
+
+#: A file's text, or why it could not be read (a symlink, too large, not UTF-8…).
+TextOrError = tuple[str, str | RecordError]
+
+
+def catalog_from_texts(
+    store: Store, records: Iterable[TextOrError], events: Iterable[TextOrError]
+) -> Catalog:
+    """A catalog of texts read elsewhere than the working tree (the git index, a commit).
+
+    ``records`` and ``events`` are (locator, text) pairs in path order, like
+    :func:`load_catalog` reads them from disk.
+    """
+    entries = [
+        Entry(locator, error=text) if isinstance(text, RecordError) else read_entry(locator, text)
+        for locator, text in records
+    ]
+    grouped: dict[str, list[FeedbackEvent]] = defaultdict(list)
+    errors: list[RecordError] = []
+    for locator, text in events:
+        try:
+            if isinstance(text, RecordError):
+                raise text
+            event = parse_event(text, locator)
+        except RecordError as exc:
+            errors.append(exc)
+            continue
+        grouped[event.record].append(event)
+    return Catalog(store, entries, dict(grouped), errors)

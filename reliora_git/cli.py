@@ -7,10 +7,12 @@ from typing import Annotated
 import typer
 
 from reliora_git import __version__
-from reliora_git.commands import basic, check, record
+from reliora_git.commands import basic, check, hooks, mcp, record, review
+from reliora_git.commands.common import JsonAwareGroup
 
 app = typer.Typer(
     name="reliora",
+    cls=JsonAwareGroup,
     no_args_is_help=True,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -40,5 +42,5 @@ def main(
     """
 
 
-for module in (basic, record, check):
+for module in (basic, record, check, hooks, review, mcp):
     module.register(app)

@@ -34,6 +34,13 @@ class RelioraError(Exception):
         }
 
 
+def from_os_error(error: OSError) -> RelioraError:
+    """An operating-system failure (permissions, a file where a folder should be…) as one line."""
+    reason = error.strerror or str(error)
+    path = None if error.filename is None else str(error.filename)
+    return RelioraError(f"cannot access the file system: {reason}", path=path, code="os_error")
+
+
 class RecordError(RelioraError):
     """A record file that cannot be read as a record at all (it is skipped by search)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reliora_git.errors import RelioraError
-from reliora_git.model import FeedbackSummary, Record
+from reliora_git.model import FeedbackEvent, FeedbackSummary, Record
 from reliora_git.rank import ContextFilter, Hit, Query
 
 #: JSON name → (Record attribute, kind), kind being 'text', 'list' or 'optional'.
@@ -103,6 +103,17 @@ def search_document(
         else {"text": context.text, "tokens": [t.text for t in context.tokens]},
         "total": len(hits),
         "results": [hit_to_json(i, hit) for i, hit in enumerate(shown, start=1)],
+    }
+
+
+def event_to_json(event: FeedbackEvent) -> dict[str, Any]:
+    """One feedback event as listed by ``show --json`` (``feedbackEvents``)."""
+    return {
+        "outcome": event.outcome,
+        "at": event.at,
+        "author": event.author,
+        "note": event.note,
+        "locator": event.locator,
     }
 
 

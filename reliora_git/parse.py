@@ -86,9 +86,13 @@ def parse_record(text: str, locator: str = "") -> ParsedRecord:
 
 
 def _key_lines(text: str, body_line: int) -> dict[str, int]:
-    """Line number of each top-level front-matter key, so problems can name their line."""
+    """Line number of each top-level front-matter key, so problems can name their line.
+
+    ``body_line`` is the line the body starts on (the closing ``---`` or after it), so
+    lines 2 to ``body_line - 1`` hold the front matter and its closing line.
+    """
     lines: dict[str, int] = {}
-    for number, line in enumerate(text.split("\n", body_line)[1 : body_line - 2], start=2):
+    for number, line in enumerate(text.split("\n", body_line)[1 : body_line - 1], start=2):
         match = _KEY_RE.match(line)
         if match:
             lines.setdefault(match.group(1), number)
@@ -112,12 +116,15 @@ def split_front_matter(text: str, locator: str) -> tuple[dict[str, Any], str, in
             path=locator,
             line=2,
         )
+    # Line numbers of the file where the front matter and the body begin (1-based).
+    fm_line = text.count("\n", 0, text.find(fm)) + 1
+    body_line = text.count("\n", 0, len(text) - len(body)) + 1
     try:
         # The handler uses yaml's (C)SafeLoader: tags like !!python/object construct nothing.
         meta = _YAML_HANDLER.load(fm)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
+        line = fm_line + mark.line if mark is not None else fm_line
         reason = getattr(exc, "problem", None) or "invalid YAML"
         raise RecordError(
             f"front matter is not valid YAML: {reason}", path=locator, line=line
@@ -143,7 +150,6 @@ def split_front_matter(text: str, locator: str) -> tuple[dict[str, Any], str, in
             path=locator,
             line=2,
         )
-    body_line = fm.count("\n") + 3
     return meta, body, body_line
 
 

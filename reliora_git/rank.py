@@ -212,6 +212,9 @@ def feedback_summary(outcomes: Iterable[str]) -> FeedbackSummary:
 
 
 def match_level(coverage: float, relevance: float) -> str:
+    # Rounded so that a score landing exactly on a threshold by hand (e.g. 20 × 0.9 = 18)
+    # is not pushed below it by binary floating point.
+    coverage, relevance = round(coverage, 9), round(relevance, 9)
     if coverage >= 0.75 and relevance >= 18:
         return "strong"
     if coverage >= 0.40 and relevance >= 8:

@@ -50,7 +50,11 @@ def _isolated_git(
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=False,
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
         env={**os.environ, **(env or {})},
     )
     if done.returncode != 0:
@@ -85,17 +89,26 @@ class Cli:
         self.exe = reliora_executable()
 
     def __call__(
-        self, *args: str, input: str | None = None, cwd: Path | None = None,
+        self,
+        *args: str,
+        input: str | None = None,
+        cwd: Path | None = None,
         env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [self.exe, *args], cwd=cwd or self.cwd, input=input, capture_output=True, text=True,
-            check=False, env={**os.environ, **(env or {})}, timeout=120,
+            [self.exe, *args],
+            cwd=cwd or self.cwd,
+            input=input,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, **(env or {})},
+            timeout=120,
         )
 
     def json(self, *args: str, input: str | None = None) -> Any:
-        # `record --json -` already asks for JSON; a second --json would take no value.
-        done = self(*args, *([] if "--json" in args else ["--json"]), input=input)
+        flags = () if "--json" in args else ("--json",)
+        done = self(*args, *flags, input=input)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
@@ -115,8 +128,11 @@ def write_record(store: Store) -> RecordMaker:
     def make(record_id: str, title: str, body: str = "", **meta: Any) -> Path:
         lines = [f"id: {record_id}", f"title: {json.dumps(title)}"]
         lines += [f"{key}: {json.dumps(value)}" for key, value in meta.items()]
-        text = "---\n" + "\n".join(lines) + "\n---\n" + (
-            body or "## Problems\n- something broke\n\n## Solution\nfix it\n"
+        text = (
+            "---\n"
+            + "\n".join(lines)
+            + "\n---\n"
+            + (body or "## Problems\n- something broke\n\n## Solution\nfix it\n")
         )
         path = store.experiences / f"{record_id}.md"
         path.write_text(text, encoding="utf-8")

@@ -10,7 +10,9 @@ from tests.conftest import Cli
 
 def test_record_search_show_feedback_round_trip(store: Store, cli: Cli) -> None:
     saved = cli.json(
-        "record", "--json", "-",
+        "record",
+        "--json",
+        "-",
         input='{"title": "Flaky pytest timeouts on CI", "tags": ["pytest"],'
         ' "problems": ["pytest-timeout killed slow tests"], "solution": "raise the timeout"}',
     )

@@ -9,7 +9,7 @@ import typer
 
 from reliora_git import api
 from reliora_git.commands.common import JsonFlag, RepoOption, reporting
-from reliora_git.jsonio import record_to_json, search_document, show_document
+from reliora_git.jsonio import event_to_json, record_to_json, search_document, show_document
 from reliora_git.model import OUTCOMES, FeedbackSummary
 from reliora_git.output import Printer, print_json
 from reliora_git.store import find_store
@@ -18,6 +18,9 @@ LEVEL_NAMES = ("strong", "moderate", "weak")
 
 
 def init(
+    hooks: Annotated[
+        bool, typer.Option("--hooks", help="Also install the git pre-commit hook.")
+    ] = False,
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -25,19 +28,25 @@ def init(
 
     The store goes at the top of the git work tree you are in (or the current
     folder outside git, or --repo). Running it again only adds what is missing.
+    --hooks also runs `reliora hooks install`.
 
     \b
     Example:
-      reliora init
+      reliora init --hooks
     """
     from reliora_git import git
+    from reliora_git.hooks import install as install_hook
     from reliora_git.template import init_store
 
     with reporting(json_output):
         root = repo.resolve() if repo else git.toplevel(Path.cwd()) or Path.cwd()
         store, created = init_store(root)
+        hook = install_hook(root) if hooks else None
         if json_output:
-            print_json({"store": str(store.path), "created": created})
+            document: dict[str, object] = {"store": str(store.path), "created": created}
+            if hook is not None:
+                document["hook"] = {"action": hook.action, "message": hook.message}
+            print_json(document)
             return
         printer = Printer()
         for path in created:
@@ -45,6 +54,8 @@ def init(
         printer.line(
             f"Store ready at {store.path}" if created else f"{store.path} is already set up"
         )
+        if hook is not None:
+            printer.line(hook.message)
 
 
 def search(
@@ -119,13 +130,7 @@ def show(
         summary = catalog.feedback().get(record.id) or FeedbackSummary()
         if json_output:
             events = [
-                {
-                    "outcome": e.outcome,
-                    "at": e.at,
-                    "author": e.author,
-                    "note": e.note,
-                    "locator": e.locator,
-                }
+                event_to_json(e)
                 for e in sorted(catalog.events.get(record.id, []), key=lambda e: e.locator)
             ]
             print_json(show_document(record, summary, events))

@@ -6,11 +6,12 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
-from reliora_git.errors import RelioraError
+from reliora_git.errors import RelioraError, from_os_error
 from reliora_git.output import one_line, print_json
 
 RepoOption = Annotated[
@@ -41,10 +42,68 @@ def reporting(as_json: bool = False) -> Iterator[None]:
         yield
     except RelioraError as error:
         fail(error, as_json)
-    except KeyboardInterrupt:
-        print("reliora: interrupted", file=sys.stderr)
-        raise typer.Exit(130) from None
     except BrokenPipeError:
         # `reliora list | head` closed the pipe: not an error worth a traceback.
         sys.stderr.close()
         raise typer.Exit(0) from None
+    except OSError as error:
+        # Permissions, a full disk, a file where a folder should be: say so, no traceback.
+        fail(from_os_error(error), as_json)
+    except KeyboardInterrupt:
+        print("reliora: interrupted", file=sys.stderr)
+        raise typer.Exit(130) from None
+
+
+class JsonAwareGroup(TyperGroup):
+    """The top-level group: usage errors become JSON on stdout when ``--json`` was asked for.
+
+    Click reports a missing argument or a bad option value before any command code
+    runs, as text on stderr. An agent that passed ``--json`` reads stdout only, so
+    it would see nothing; here the same error (same exit code 2) is printed as the
+    ``{"error": …}`` document instead. Without ``--json`` click's text is kept.
+    """
+
+    # ``ctx`` is Any: Typer's Context type depends on the Typer release (recent ones
+    # vendor their own copy of click), and these overrides only pass it through.
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        ctx.meta[_WANTS_JSON] = wants_json(args[1:])
+        ctx.meta[_COMMAND] = args[0] if args else None
+        return super().resolve_command(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except USAGE_ERROR as error:
+            if not ctx.meta.get(_WANTS_JSON):
+                raise
+            print_json(usage_error(error, ctx.meta.get(_COMMAND)).to_json())
+            raise typer.Exit(2) from None
+
+
+def usage_error(error: Any, command: str | None) -> RelioraError:
+    """A click usage error as ours: its message plus the command's usage line."""
+    message = error.format_message()
+    if getattr(error, "ctx", None) is not None:
+        message = f"{message} ({error.ctx.get_usage()}; see --help)"
+    else:  # raised by the option parser, which has no context to describe
+        message = f"{message} (Usage: reliora {command or 'COMMAND'} …; see --help)"
+    return RelioraError(message, code="usage_error")
+
+
+#: Click's UsageError, found through Typer's public BadParameter: recent Typer
+#: releases vendor click, so ``import click`` would name a different class.
+USAGE_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
+)
+_WANTS_JSON = "reliora.wants_json"
+_COMMAND = "reliora.command"
+
+
+def wants_json(args: list[str]) -> bool:
+    """Whether a command line asks for JSON output (``--json`` before any ``--``)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg == "--json" or arg.startswith("--json="):
+            return True
+    return False

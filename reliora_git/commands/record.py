@@ -173,7 +173,7 @@ def _from_editor(store: Store) -> tuple[Record, Path]:
     try:
         new = parse_record(draft.read_text(encoding="utf-8"), store.locator(draft)).record
         new.locator = ""
-        api.validate_new(new)
+        api.prepare(store, new)
     except RelioraError as exc:
         raise RelioraError(
             f"{exc.message}; your draft is kept at {store.locator(draft)}", code=exc.code

@@ -1,0 +1,260 @@
+"""What a branch changed in the store: records added, modified, renamed and removed.
+
+Both sides are read from git objects (``git ls-tree`` and one ``git cat-file
+--batch``), never from the working tree, so ``review`` describes exactly what
+a pull request would merge. Rendering is in :mod:`reliora_git.review`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reliora_git import git
+from reliora_git.api import check_entries
+from reliora_git.catalog import Catalog, Entry, catalog_from_texts
+from reliora_git.duplicates import SimilarityWarning
+from reliora_git.errors import RecordError, RelioraError
+from reliora_git.jsonio import record_to_json
+from reliora_git.model import FeedbackEvent, Problem, Record
+from reliora_git.staged import EXPERIENCES, FEEDBACK, NOT_FILES, blob_text, is_store_file
+from reliora_git.store import MAX_RECORD_BYTES, Store
+
+#: `git diff --raw` status letter → what a reviewer calls it.
+KINDS = {
+    "A": "added",
+    "C": "added",
+    "M": "modified",
+    "T": "modified",
+    "R": "renamed",
+    "D": "removed",
+}
+KIND_ORDER = ("added", "modified", "renamed", "removed")
+_HAS_BASE_VERSION = frozenset("MTRD")
+_ADDS_A_FILE = frozenset("ACR")
+
+
+@dataclass
+class RecordChange:
+    kind: str
+    locator: str
+    #: The path before a rename (None otherwise).
+    old_locator: str | None
+    id: str | None
+    title: str
+    #: JSON names of the fields whose values differ between base and head.
+    changed_fields: list[str] = field(default_factory=list)
+    #: The record's own Problems section (what the experience is about).
+    record_problems: list[str] = field(default_factory=list)
+    #: Validation findings on the head version.
+    problems: list[Problem] = field(default_factory=list)
+    similar: list[SimilarityWarning] = field(default_factory=list)
+    feedback: list[FeedbackEvent] = field(default_factory=list)
+
+    @property
+    def invalid(self) -> bool:
+        return any(p.severity == "error" for p in self.problems)
+
+
+@dataclass
+class Side:
+    ref: str
+    commit: str
+
+
+@dataclass
+class Review:
+    base: Side
+    head: Side
+    changes: list[RecordChange]
+    #: Feedback added to records the branch does not otherwise change, by record id.
+    other_feedback: dict[str, list[FeedbackEvent]]
+    #: Titles of the records in ``other_feedback`` (None when the record is unknown).
+    other_titles: dict[str, str | None]
+    #: Added feedback files that cannot be read.
+    feedback_errors: list[RecordError]
+
+    def count(self, kind: str) -> int:
+        return sum(change.kind == kind for change in self.changes)
+
+    @property
+    def feedback_events(self) -> int:
+        return sum(len(c.feedback) for c in self.changes) + sum(
+            len(events) for events in self.other_feedback.values()
+        )
+
+
+def find_sides(store: Store, base: str | None, head: str) -> tuple[Side, Side]:
+    """Head's commit, and the merge base of head with ``base`` (default: the default branch)."""
+    head_commit = git.verify_ref(store.root, head)
+    if head_commit is None:
+        raise RelioraError(f"--head {head!r} does not name a commit", code="unknown_ref")
+    if base is None:
+        base = git.default_branch(store.root)
+        if base is None:
+            raise RelioraError(
+                "cannot tell the default branch (no origin/HEAD, main or master); pass --base",
+                code="unknown_ref",
+            )
+    base_commit = git.verify_ref(store.root, base)
+    if base_commit is None:
+        raise RelioraError(f"--base {base!r} does not name a commit", code="unknown_ref")
+    # Like a pull request: what head adds since it forked, not what base did meanwhile.
+    fork = git.merge_base(store.root, base_commit, head_commit) or base_commit
+    shown = base.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+    return Side(shown, fork), Side(head, head_commit)
+
+
+def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> Review:
+    """The records and feedback ``head`` changes since it forked from ``base``."""
+    if git.toplevel(store.root) is None:
+        raise RelioraError(f"{store.root} is not in a git repository", code="not_git")
+    base_side, head_side = find_sides(store, base, head)
+    trees = _read_trees(store, base_side.commit, head_side.commit)
+    changes = _record_changes(trees.record_changes, trees.head, trees.before)
+    events = sorted(
+        (
+            event
+            for group in trees.head.events.values()
+            for event in group
+            if event.locator in trees.added_feedback
+        ),
+        key=lambda e: e.locator,
+    )
+    by_id = {change.id: change for change in changes if change.id and change.kind != "removed"}
+    other: dict[str, list[FeedbackEvent]] = {}
+    for event in events:
+        if event.record in by_id:
+            by_id[event.record].feedback.append(event)
+        else:
+            other.setdefault(event.record, []).append(event)
+    titles = {r.id: r.title for r in trees.head.records}
+    errors = [e for e in trees.head.feedback_errors if e.path in trees.added_feedback]
+    return Review(
+        base_side, head_side, changes, other, {rid: titles.get(rid) for rid in other}, errors
+    )
+
+
+@dataclass
+class _Trees:
+    #: Changes that touch a record file, on either side.
+    record_changes: list[git.Change]
+    #: The whole store at head.
+    head: Catalog
+    #: The base version of every modified, renamed or removed record, by its base locator.
+    before: dict[str, Entry]
+    #: Feedback files head adds.
+    added_feedback: set[str]
+
+
+def _read_trees(store: Store, base: str, head: str) -> _Trees:
+    """Both sides from git objects: one diff, one ls-tree and one cat-file batch."""
+    prefix = git.show_prefix(store.root)
+    specs = [EXPERIENCES, FEEDBACK]
+    diff = [_relative(change, prefix) for change in git.tree_changes(store.root, base, head, specs)]
+    head_files = [
+        (entry.path[len(prefix) :], entry) for entry in git.ls_tree(store.root, head, specs)
+    ]
+    record_changes = [
+        c
+        for c in diff
+        if is_store_file(c.path, EXPERIENCES)
+        or (c.old_path is not None and is_store_file(c.old_path, EXPERIENCES))
+    ]
+    old_files = [
+        (
+            c.old_path or c.path,
+            git.IndexEntry(c.old_path or c.path, c.old_mode or "", c.old_blob or ""),
+        )
+        for c in record_changes
+        if c.status in _HAS_BASE_VERSION
+    ]
+    blobs = git.read_blobs(
+        store.root,
+        [e.blob for _, e in head_files + old_files if e.mode not in NOT_FILES],
+        MAX_RECORD_BYTES,
+    )
+    head_catalog = catalog_from_texts(
+        store,
+        [blob_text(loc, e, blobs) for loc, e in head_files if is_store_file(loc, EXPERIENCES)],
+        [blob_text(loc, e, blobs) for loc, e in head_files if is_store_file(loc, FEEDBACK)],
+    )
+    before = catalog_from_texts(store, [blob_text(loc, e, blobs) for loc, e in old_files], [])
+    return _Trees(
+        record_changes,
+        head_catalog,
+        {entry.locator: entry for entry in before.entries},
+        {c.path for c in diff if c.status in _ADDS_A_FILE and is_store_file(c.path, FEEDBACK)},
+    )
+
+
+def _record_changes(
+    diff: list[git.Change], head: Catalog, old: dict[str, Entry]
+) -> list[RecordChange]:
+    new_entries = {entry.locator: entry for entry in head.entries}
+    checked = [new_entries[c.path] for c in diff if c.status != "D" and c.path in new_entries]
+    report = check_entries(head, checked, similar_for={e.locator for e in checked})
+    reports = {file.locator: file for file in report.files}
+    changes = []
+    for c in diff:
+        kind = KINDS.get(c.status, "modified")
+        if kind == "removed":
+            before = old.get(c.path)
+            record = before.record if before else None
+            changes.append(_change(kind, c.path, None, record))
+            continue
+        entry = new_entries.get(c.path)
+        if entry is None:  # renamed to a name the store does not read (e.g. not .md)
+            before = old.get(c.old_path or c.path)
+            changes.append(
+                _change("removed", c.old_path or c.path, None, before.record if before else None)
+            )
+            continue
+        change = _change(kind, c.path, c.old_path if kind == "renamed" else None, entry.record)
+        file = reports.get(c.path)
+        if file is not None:
+            change.problems = file.problems
+            change.similar = file.similar
+        before = old.get(c.old_path or c.path)
+        if kind in ("modified", "renamed") and before is not None:
+            change.changed_fields = changed_fields(before.record, entry.record)
+        changes.append(change)
+    changes.sort(key=lambda ch: (KIND_ORDER.index(ch.kind), ch.locator))
+    return changes
+
+
+def _change(
+    kind: str, locator: str, old_locator: str | None, record: Record | None
+) -> RecordChange:
+    return RecordChange(
+        kind,
+        locator,
+        old_locator,
+        record.id if record and record.id else None,
+        record.title if record else "",
+        record_problems=list(record.problems) if record else [],
+    )
+
+
+def changed_fields(before: Record | None, after: Record | None) -> list[str]:
+    """JSON names of the fields that differ (every field when one side cannot be read)."""
+    if before is None or after is None:
+        return ["(unreadable)"] if before is not after else []
+    old, new = record_to_json(before), record_to_json(after)
+    fields = [name for name in old if name != "locator" and old[name] != new[name]]
+    if before.extra_sections != after.extra_sections:
+        fields.append("otherSections")
+    if before.extra_meta != after.extra_meta:
+        fields.append("otherFrontMatter")
+    return fields
+
+
+def _relative(change: git.Change, prefix: str) -> git.Change:
+    return git.Change(
+        change.status,
+        change.path[len(prefix) :],
+        change.old_path[len(prefix) :] if change.old_path else None,
+        change.old_blob,
+        change.new_blob,
+        change.old_mode,
+        change.new_mode,
+    )

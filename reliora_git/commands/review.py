@@ -1,0 +1,60 @@
+"""``review``: the experiences a branch adds, changes and removes, for a pull request."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from reliora_git.commands.common import RepoOption, reporting
+
+
+def review(
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            help="Compare from the merge base with this ref "
+            "(default: the default branch: origin/HEAD, else main or master).",
+            show_default=False,
+        ),
+    ] = None,
+    head: Annotated[str, typer.Option("--head", help="The ref under review.")] = "HEAD",
+    output_format: Annotated[
+        str,
+        typer.Option("--format", "-f", help="markdown (a pull-request comment), json or text."),
+    ] = "markdown",
+    repo: RepoOption = None,
+) -> None:
+    """List records added, modified, renamed and removed between two refs.
+
+    Each comes with its title, id, file, the fields that changed, validation
+    problems, similar experiences (in the base store and among the changed
+    records) and the feedback events added. The Markdown escapes record text
+    and stays under 60 KB, ready to post as a pull-request comment.
+
+    \b
+    Examples:
+      reliora review
+      reliora review --base origin/main --format json
+    """
+    from reliora_git.changes import build_review
+    from reliora_git.errors import RelioraError
+    from reliora_git.output import print_json
+    from reliora_git.review import FORMATS, to_json, to_markdown, to_text
+    from reliora_git.staged import find_git_store
+
+    as_json = output_format == "json"
+    with reporting(as_json):
+        if output_format not in FORMATS:
+            raise RelioraError(f"--format must be one of {', '.join(FORMATS)}", code="usage")
+        result = build_review(find_git_store(repo), base, head)
+        if as_json:
+            print_json(to_json(result))
+        else:
+            text = to_markdown(result) if output_format == "markdown" else to_text(result)
+            typer.echo(text, nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(review)

@@ -1,0 +1,75 @@
+"""What the MCP server tells an agent: server instructions and one description per tool.
+
+Kept apart from ``mcp_server`` (plain strings, no SDK import) so the words can be
+read, reviewed and tested without the optional ``mcp`` package. The match-level
+wording follows the seed: a level is retrieval evidence, never a verdict.
+"""
+
+from __future__ import annotations
+
+MATCH_LEVELS = (
+    "matchLevel is lexical evidence, not truth: 'strong' = at least 75% of the query's "
+    "words matched and relevance >= 18; 'moderate' = at least 40% and relevance >= 8; "
+    "'weak' = any other match. Levels are not calibrated probabilities; they say how much "
+    "of your wording a record shares, not whether it is correct, current or applicable to "
+    "you. Lexical search misses synonyms, paraphrases and misspellings: when nothing fits, "
+    "search again with other words (error text, tool names, symptoms)."
+)
+
+INSTRUCTIONS = (
+    "Reliora keeps this repository's engineering experiences (lessons from past work) as "
+    "Markdown records in .reliora/. Before a task: call search with the task's own words "
+    "and a project_context, then show the promising results and judge them against the "
+    "current code. After the work: call record with what you learned, failed attempts "
+    "included, and call feedback on every experience you relied on. " + MATCH_LEVELS
+)
+
+SEARCH = (
+    "Search the recorded experiences of this repository. Use it first, before starting a "
+    "task: query with the task's words (error messages, library and tool names, symptoms) "
+    "and pass project_context (e.g. 'python cli') to keep only records for this kind of "
+    "project. Returns the ranked results with a score explained field by field "
+    "(scoreBreakdown), the query tokens each result matched, its confidence, status and "
+    "feedback counts. " + MATCH_LEVELS + " Before acting on a result, call show on it and "
+    "check its applicability, warnings, verification, confidence and feedback against "
+    "the current code."
+)
+
+SHOW = (
+    "Read one experience in full, by id or unique id prefix, with its feedback counts and "
+    "events. Use it on search results before relying on them: compare projectContext and "
+    "applicability with your situation, read warnings and failedAttempts, see how it was "
+    "verified and with what confidence, and whether feedback reports failure or "
+    "outdated. The code may have changed since it was written: check the current code."
+)
+
+RECORD = (
+    "Save a new experience after finishing work that taught something worth reusing: a "
+    "fix that was hard to find, a trap, a workaround, a decision and its reason. Needs "
+    "title, solution, and task or problems. Include failedAttempts (what you tried that "
+    "did not work, and why: often the most useful part), whyItWorked, applicability "
+    "(where this holds and where it does not), verification (how you checked it), "
+    "projectContext, tags and confidence (low, medium, high). Returns id, locator (the new "
+    "file under .reliora/experiences/; commit it with your change) and "
+    "SIMILAR_EXPERIENCE_FOUND warnings: when one already covers the lesson, give feedback "
+    "on it or record a refinement that names it in supersedes, rather than a duplicate."
+)
+
+FEEDBACK = (
+    "Report how an experience worked out once you used or tried it (id or unique id "
+    "prefix). outcome: 'success' (it solved the problem), 'partial' (it helped but needed "
+    "changes), 'failure' (you followed it and it did not work), 'not-applicable' (it did "
+    "not fit this situation; the match misled), 'outdated' (it was right once but the "
+    "code or tools changed). Feedback shifts the record's future score (success +1, "
+    "partial +0.5, failure -1, not-applicable -0.25, outdated -0.5; the sum is clamped "
+    "to [-1.5, +2.5]). Add a one-sentence note saying what happened. Appends one event "
+    "file under .reliora/feedback/; commit it."
+)
+
+CHECK = (
+    "Validate the store: every record's format and required fields, clashing ids and "
+    "exact duplicates; record files named in paths (relative to the repository root) are "
+    "also searched for similar experiences. Use it after recording or editing records, "
+    "before committing. ok=false means a record is invalid and the pre-commit hook would "
+    "reject it; similarity warnings never make a record invalid."
+)

@@ -1,0 +1,257 @@
+"""The MCP server behind ``reliora mcp``: the Python API as five tools over stdio.
+
+Imported only by ``reliora mcp`` (the ``mcp`` SDK is an optional extra). Every tool
+answers with the same JSON documents as the CLI's ``--json`` output (SPEC.md §7),
+both as structured content and as JSON text for clients that only show text.
+A RelioraError or an OS error becomes a tool error result (``isError``) carrying
+the CLI's ``{"error": …}`` document, so the model can read it and correct itself;
+nothing a tool raises stops the server.
+
+The store is found again on every call, never cached: an agent may run
+``reliora init`` (or switch branches) while the server is running.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from reliora_git import __version__, api, mcp_help
+from reliora_git.commands.check import report_to_json
+from reliora_git.config import load_config
+from reliora_git.errors import RelioraError, from_os_error
+from reliora_git.jsonio import event_to_json, record_from_json, search_document, show_document
+from reliora_git.model import FeedbackSummary
+from reliora_git.store import Store, find_store
+
+Document = dict[str, Any]
+# Literal types so the input schemas list the allowed values (tests keep them equal to model's).
+Level = Literal["strong", "moderate", "weak"]
+Outcome = Literal["success", "partial", "failure", "not-applicable", "outdated"]
+Confidence = Literal["low", "medium", "high"]
+
+
+@dataclass
+class Reply:
+    """A tool's JSON document, and notes for the model that are not part of it."""
+
+    document: Document
+    #: e.g. record files search had to skip (the CLI names them on stderr).
+    notes: list[str] = field(default_factory=list)
+
+
+# Hints for clients that ask before running tools: reading is safe, writing only adds files.
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+
+def serve(repo: Path | None = None) -> None:
+    """Run the server on stdin/stdout until the client closes the connection."""
+    build_server(repo).run("stdio")
+
+
+def build_server(repo: Path | None = None) -> MCPServer:
+    """The server with its five tools; ``repo`` is ``--repo`` (else RELIORA_REPO, else cwd)."""
+    # log_level: the SDK logs every anticipated tool error at INFO on stderr, which
+    # clients show as noise; the agent already gets the error in the result.
+    server: MCPServer = MCPServer(
+        name="reliora",
+        instructions=mcp_help.INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+    )
+
+    def store() -> Store:
+        return find_store(repo)
+
+    @server.tool(name="search", description=mcp_help.SEARCH, annotations=READS)
+    def search(
+        query: Annotated[str, Field(description="The task's words, e.g. 'flaky pytest timeouts'.")],
+        project_context: Annotated[
+            str | None,
+            Field(
+                description="Project words, e.g. 'python cli': keeps only records whose "
+                "project context, tags or applicability match one of them."
+            ),
+        ] = None,
+        limit: Annotated[
+            int | None, Field(ge=1, description="Results to return (default 10; total counts all).")
+        ] = None,
+        min_level: Annotated[Level | None, Field(description="Lowest level returned.")] = None,
+        include_retired: Annotated[
+            bool, Field(description="Also return retired and superseded records.")
+        ] = False,
+    ) -> CallToolResult:
+        return answer(
+            lambda: search_tool(store(), query, project_context, limit, min_level, include_retired)
+        )
+
+    @server.tool(name="show", description=mcp_help.SHOW, annotations=READS)
+    def show(
+        id: Annotated[str, Field(description="An experience id, or a unique prefix of one.")],
+    ) -> CallToolResult:
+        return answer(lambda: show_tool(store(), id))
+
+    # Argument names are the SPEC §7 JSON names, as in `reliora record --json -`.
+    @server.tool(name="record", description=mcp_help.RECORD, annotations=ADDS)
+    def record(
+        title: Annotated[str, Field(description="One line naming the lesson.")],
+        solution: Annotated[str, Field(description="What worked, concretely.")],
+        task: Annotated[str, Field(description="What you were trying to do.")] = "",
+        problems: Annotated[
+            list[str] | None, Field(description="The problems you hit, one per item.")
+        ] = None,
+        whyItWorked: Annotated[str, Field(description="Why the solution works.")] = "",
+        failedAttempts: Annotated[
+            list[str] | None, Field(description="What you tried that did not work, and why.")
+        ] = None,
+        warnings: Annotated[
+            list[str] | None, Field(description="Traps and caveats for the next reader.")
+        ] = None,
+        applicability: Annotated[
+            str, Field(description="Where this holds, and where it does not.")
+        ] = "",
+        verification: Annotated[str, Field(description="How you checked that it works.")] = "",
+        projectContext: Annotated[
+            str, Field(description="Project words, e.g. 'python cli typer'.")
+        ] = "",
+        tags: Annotated[list[str] | None, Field(description="Short tags, e.g. 'pytest'.")] = None,
+        confidence: Annotated[Confidence | None, Field(description="How sure you are.")] = None,
+        supersedes: Annotated[
+            list[str] | None, Field(description="Ids of records this one replaces.")
+        ] = None,
+        paths: Annotated[
+            list[str] | None, Field(description="Repository paths the lesson is about.")
+        ] = None,
+    ) -> CallToolResult:
+        fields = {
+            "title": title,
+            "task": task,
+            "problems": problems,
+            "solution": solution,
+            "whyItWorked": whyItWorked,
+            "failedAttempts": failedAttempts,
+            "warnings": warnings,
+            "applicability": applicability,
+            "verification": verification,
+            "projectContext": projectContext,
+            "tags": tags,
+            "confidence": confidence,
+            "supersedes": supersedes,
+            "paths": paths,
+        }
+        return answer(lambda: record_tool(store(), fields))
+
+    @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
+    def feedback(
+        id: Annotated[str, Field(description="The experience you used (id or unique prefix).")],
+        outcome: Annotated[Outcome, Field(description="How it worked out.")],
+        note: Annotated[str, Field(description="What happened, in a sentence.")] = "",
+    ) -> CallToolResult:
+        return answer(lambda: feedback_tool(store(), id, outcome, note))
+
+    @server.tool(name="check", description=mcp_help.CHECK, annotations=READS)
+    def check(
+        paths: Annotated[
+            list[str] | None,
+            Field(
+                description="Record files to search for similar experiences, relative to "
+                "the repository root (default: validate the whole store only)."
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        return answer(lambda: check_tool(store(), paths))
+
+    return server
+
+
+# --- the tools' work, without the SDK: Store and arguments in, §7 document out ---------------
+
+
+def search_tool(
+    store: Store,
+    query: str,
+    project_context: str | None,
+    limit: int | None,
+    min_level: str | None,
+    include_retired: bool,
+) -> Reply:
+    result = api.search(
+        store,
+        query,
+        project_context=project_context or None,
+        min_level=min_level,
+        include_retired=include_retired,
+    )
+    shown = limit or load_config(store).search_limit
+    notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
+    return Reply(search_document(result.query, result.context, result.hits, shown), notes)
+
+
+def show_tool(store: Store, id_or_prefix: str) -> Reply:
+    record, catalog = api.show(store, id_or_prefix)
+    summary = catalog.feedback().get(record.id) or FeedbackSummary()
+    events = sorted(catalog.events.get(record.id, []), key=lambda e: e.locator)
+    return Reply(show_document(record, summary, [event_to_json(e) for e in events]))
+
+
+def record_tool(store: Store, fields: dict[str, Any]) -> Reply:
+    saved = api.record(store, record_from_json(fields))
+    return Reply(
+        {
+            "id": saved.record.id,
+            "locator": saved.record.locator,
+            "warnings": [w.to_json() for w in saved.warnings],
+        }
+    )
+
+
+def feedback_tool(store: Store, id_or_prefix: str, outcome: str, note: str) -> Reply:
+    event = api.feedback(store, id_or_prefix, outcome, note)
+    return Reply(
+        {"record": event.record, "outcome": event.outcome, "at": event.at, "locator": event.locator}
+    )
+
+
+def check_tool(store: Store, paths: list[str] | None) -> Reply:
+    # The server's working folder is whatever the client chose: paths are taken
+    # relative to the repository root, where the agent sees them in locators.
+    absolute = [str(store.root / p) for p in paths] if paths else None
+    return Reply(report_to_json(api.check(store, absolute)))
+
+
+# --- results ---------------------------------------------------------------------------------
+
+
+def answer(work: Callable[[], Reply]) -> CallToolResult:
+    """Run one tool's work; the project's errors become an error result, never a crash."""
+    try:
+        reply = work()
+    except RelioraError as error:
+        return error_result(error)
+    except OSError as error:
+        return error_result(from_os_error(error))
+    # The document comes first and alone in its block, so clients can parse it as is.
+    notes = [TextContent(text=note) for note in reply.notes]
+    return CallToolResult(
+        content=[as_text(reply.document), *notes], structured_content=reply.document
+    )
+
+
+def error_result(error: RelioraError) -> CallToolResult:
+    # The text leads with the sentence a model should read; the JSON follows for tools.
+    text = f"{error} (error code: {error.code})\n{json.dumps(error.to_json(), indent=2)}"
+    return CallToolResult(
+        content=[TextContent(text=text)], structured_content=error.to_json(), is_error=True
+    )
+
+
+def as_text(document: Document) -> TextContent:
+    return TextContent(text=json.dumps(document, indent=2, ensure_ascii=False))

@@ -1,0 +1,235 @@
+"""A :class:`~reliora_git.changes.Review` as Markdown, JSON or text. Pure: data in, text out.
+
+The Markdown is meant to be posted as a pull-request comment by CI, so record
+text is untrusted input to a web page: every character that Markdown or HTML
+could act on is escaped, and ``@`` is followed by a zero-width space so that
+nobody is notified by a record. The comment stays under 60 KB.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from reliora_git.changes import KIND_ORDER, RecordChange, Review
+from reliora_git.errors import RecordError
+from reliora_git.model import FeedbackEvent
+from reliora_git.output import clean, one_line
+
+#: GitHub refuses comments over 65,536 characters; stay well below in bytes.
+MAX_MARKDOWN_BYTES = 60_000
+#: The first line of the comment, so CI can find and update its own (sticky) comment.
+COMMENT_MARKER = "<!-- reliora-review -->"
+MAX_TEXT = 300
+MAX_ITEMS = 5
+FORMATS = ("markdown", "json", "text")
+
+_MARKDOWN_PUNCTUATION = set("\\`*_{}[]()#+-.!|~")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@&#8203;"}
+_SPACES = re.compile(r"\s+")
+
+
+def md(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` as inert Markdown on one line: no HTML, links, images, mentions or emphasis."""
+    flat = _SPACES.sub(" ", clean(text)).strip()
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    out = []
+    for char in flat:
+        if char in _ENTITIES:
+            out.append(_ENTITIES[char])
+        elif char in _MARKDOWN_PUNCTUATION:
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def plain(text: str, limit: int = MAX_TEXT) -> str:
+    flat = one_line(text)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _summary(review: Review) -> str:
+    counts = [f"{review.count(kind)} {kind}" for kind in KIND_ORDER if review.count(kind)]
+    events = review.feedback_events
+    if events:
+        counts.append(f"{events} feedback event{'s' if events != 1 else ''}")
+    return ", ".join(counts) or "no changes to experiences"
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+
+def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES) -> str:
+    head = [
+        COMMENT_MARKER,
+        "## Reliora: experiences in this change",
+        "",
+        f"Base {md(review.base.ref)} ({review.base.commit[:12]}) → head {md(review.head.ref)} "
+        f"({review.head.commit[:12]}): {_summary(review)}.",
+    ]
+    invalid = sum(change.invalid for change in review.changes)
+    if invalid:
+        head.append(f"\n**{invalid} record(s) are invalid**: run `reliora check` on them.")
+    sections = [_md_change(change) for change in review.changes]
+    if review.other_feedback:
+        sections.append(_md_other_feedback(review))
+    if review.feedback_errors:
+        sections.append(
+            "### Unreadable feedback files\n\n"
+            + "\n".join(f"- {md(str(error))}" for error in review.feedback_errors[:MAX_ITEMS])
+        )
+    body = "\n".join(head)
+    size = len(body.encode("utf-8"))
+    reserve = 300  # room for the truncation note
+    for shown, section in enumerate(sections):
+        piece = "\n\n" + section
+        piece_size = len(piece.encode("utf-8"))
+        if size + piece_size + reserve > max_bytes:
+            left = len(sections) - shown
+            body += (
+                f"\n\n_…{left} more section(s) not shown: this comment is kept under "
+                f"{max_bytes // 1000} KB. Run `reliora review` locally for the full list._"
+            )
+            break
+        body += piece
+        size += piece_size
+    return body + "\n"
+
+
+def _md_change(change: RecordChange) -> str:
+    title = md(change.title) if change.title else "_(no title)_"
+    lines = [f"### {change.kind.capitalize()}: {title}", ""]
+    lines.append(f"- **id:** {md(change.id) if change.id else '_(none)_'}")
+    if change.old_locator:
+        lines.append(f"- **file:** {md(change.old_locator)} → {md(change.locator)}")
+    else:
+        lines.append(f"- **file:** {md(change.locator)}")
+    if change.changed_fields:
+        lines.append(f"- **changed:** {', '.join(md(f) for f in change.changed_fields)}")
+    for item in change.record_problems[:MAX_ITEMS]:
+        lines.append(f"- **problem:** {md(item)}")
+    for problem in change.problems:
+        where = f" (line {problem.line})" if problem.line else ""
+        label = "invalid" if problem.severity == "error" else "warning"
+        lines.append(f"- **{label}:** {md(problem.message)}{where}")
+    for warning in change.similar:
+        lines.append(
+            f"- **SIMILAR\\_EXPERIENCE\\_FOUND** ({warning.match_level}): "
+            f"{md(warning.title)}, {md(warning.id)} in {md(warning.locator)}: "
+            f"consider feedback on it, or refining it, instead of a new record"
+        )
+    lines.extend(_md_event(event) for event in change.feedback[:MAX_ITEMS])
+    if len(change.feedback) > MAX_ITEMS:
+        lines.append(f"- _…and {len(change.feedback) - MAX_ITEMS} more feedback events_")
+    return "\n".join(lines)
+
+
+def _md_event(event: FeedbackEvent) -> str:
+    who = f" by {md(event.author, 80)}" if event.author else ""
+    note = f": {md(event.note)}" if event.note else ""
+    return f"- **feedback:** {md(event.outcome, 40)}{who}{note}"
+
+
+def _md_other_feedback(review: Review) -> str:
+    lines = ["### Feedback on unchanged records", ""]
+    for record_id, events in sorted(review.other_feedback.items()):
+        title = review.other_titles.get(record_id)
+        name = f"{md(title)} ({md(record_id)})" if title else f"{md(record_id)} (unknown record)"
+        lines.append(f"- {name}")
+        lines.extend("  " + _md_event(event) for event in events[:MAX_ITEMS])
+        if len(events) > MAX_ITEMS:
+            lines.append(f"  - _…and {len(events) - MAX_ITEMS} more_")
+    return "\n".join(lines)
+
+
+# --- JSON ----------------------------------------------------------------------------------
+
+
+def _event_json(event: FeedbackEvent) -> dict[str, Any]:
+    return {
+        "record": event.record,
+        "outcome": event.outcome,
+        "at": event.at,
+        "author": event.author,
+        "note": event.note,
+        "locator": event.locator,
+    }
+
+
+def to_json(review: Review) -> dict[str, Any]:
+    return {
+        "base": {"ref": review.base.ref, "commit": review.base.commit},
+        "head": {"ref": review.head.ref, "commit": review.head.commit},
+        "ok": not any(change.invalid for change in review.changes),
+        "summary": {kind: review.count(kind) for kind in KIND_ORDER}
+        | {"feedbackEvents": review.feedback_events},
+        "records": [
+            {
+                "kind": change.kind,
+                "id": change.id,
+                "title": change.title,
+                "locator": change.locator,
+                "oldLocator": change.old_locator,
+                "changedFields": change.changed_fields,
+                "recordProblems": change.record_problems,
+                "problems": [
+                    {"severity": p.severity, "message": p.message, "line": p.line}
+                    for p in change.problems
+                ],
+                "warnings": [w.to_json() for w in change.similar],
+                "feedback": [_event_json(e) for e in change.feedback],
+            }
+            for change in review.changes
+        ],
+        "otherFeedback": [
+            _event_json(event) for events in review.other_feedback.values() for event in events
+        ],
+        "feedbackErrors": [_error_json(error) for error in review.feedback_errors],
+    }
+
+
+def _error_json(error: RecordError) -> dict[str, Any]:
+    return {"path": error.path, "line": error.line, "message": error.message}
+
+
+# --- text ----------------------------------------------------------------------------------
+
+
+def to_text(review: Review) -> str:
+    lines = [
+        f"{plain(review.base.ref)} ({review.base.commit[:12]}) -> "
+        f"{plain(review.head.ref)} ({review.head.commit[:12]}): {_summary(review)}"
+    ]
+    for change in review.changes:
+        lines.append("")
+        where = (
+            f"{change.old_locator} -> {change.locator}" if change.old_locator else change.locator
+        )
+        lines.append(f"{change.kind:<9}{plain(change.title) or '(no title)'}")
+        lines.append(f"         id {change.id or '(none)'}  {plain(where)}")
+        if change.changed_fields:
+            lines.append(f"         changed: {', '.join(change.changed_fields)}")
+        for item in change.record_problems[:MAX_ITEMS]:
+            lines.append(f"         problem: {plain(item)}")
+        for problem in change.problems:
+            where_line = f" (line {problem.line})" if problem.line else ""
+            lines.append(f"         {problem.severity}: {plain(problem.message)}{where_line}")
+        for warning in change.similar:
+            lines.append(f"         SIMILAR_EXPERIENCE_FOUND: {plain(warning.message)}")
+        for event in change.feedback:
+            lines.append(f"         feedback: {_text_event(event)}")
+    for record_id, events in sorted(review.other_feedback.items()):
+        lines.append("")
+        lines.append(f"feedback on {record_id}:")
+        lines.extend(f"         {_text_event(event)}" for event in events)
+    for error in review.feedback_errors:
+        lines.append(f"unreadable feedback: {plain(str(error))}")
+    return "\n".join(lines) + "\n"
+
+
+def _text_event(event: FeedbackEvent) -> str:
+    who = f" by {plain(event.author, 80)}" if event.author else ""
+    note = f": {plain(event.note)}" if event.note else ""
+    return f"{event.outcome}{who}{note}"
