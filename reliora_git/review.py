@@ -208,7 +208,8 @@ def to_text(review: Review) -> str:
             f"{change.old_locator} -> {change.locator}" if change.old_locator else change.locator
         )
         lines.append(f"{change.kind:<9}{plain(change.title) or '(no title)'}")
-        lines.append(f"         id {change.id or '(none)'}  {plain(where)}")
+        # An invalid record's id is any text a pull request chose: cleaned like the rest.
+        lines.append(f"         id {plain(change.id or '') or '(none)'}  {plain(where)}")
         if change.changed_fields:
             lines.append(f"         changed: {', '.join(change.changed_fields)}")
         for item in change.record_problems[:MAX_ITEMS]:
@@ -222,7 +223,7 @@ def to_text(review: Review) -> str:
             lines.append(f"         feedback: {_text_event(event)}")
     for record_id, events in sorted(review.other_feedback.items()):
         lines.append("")
-        lines.append(f"feedback on {record_id}:")
+        lines.append(f"feedback on {plain(record_id)}:")
         lines.extend(f"         {_text_event(event)}" for event in events)
     for error in review.feedback_errors:
         lines.append(f"unreadable feedback: {plain(str(error))}")

@@ -70,6 +70,7 @@ FILES: dict[str, Expected] = {
     "bad-date.md": Expected(False, "month must be in 1..12"),
     "hostile-id.md": Expected(False, "id '../../outside' must match", 2),
     "uppercase-id.md": Expected(False, "id 'Upper-Case' must match", 2),
+    "ansi-id.md": Expected(False, "must match [a-z0-9]", 2),
     "conflict-markers.md": Expected(False, "unresolved git conflict marker", 6),
     "python-object.md": Expected(False, "could not determine a constructor", 3),
     "alias-bomb.md": Expected(False, "YAML aliases that expand", 2),

@@ -248,3 +248,63 @@ def test_the_corpus_survives_a_commit_and_clone_like_a_fork_pull_request(
     checked = cli("check", "--json")
     assert checked.returncode == 1
     assert OUTSIDE_TITLE not in done.stdout + done.stderr + checked.stdout
+
+
+def _in_git(corpus: dict[str, Expected]) -> dict[str, Expected]:
+    """The cases git stores as records: files, and symlinks named *.md (mode 120000)."""
+    return {
+        locator: case
+        for locator, case in corpus.items()
+        if case.kind == "file" or (case.kind == "symlink" and locator.endswith(".md"))
+    }
+
+
+def test_check_staged_reports_each_staged_bad_file(
+    corpus: dict[str, Expected], repo: Path, cli: Cli
+) -> None:
+    # The pre-commit hook's view: the same files, read from the index, not the disk.
+    git(repo, "add", "-A")
+    done = cli("check", "--staged", "--json")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    errors = {
+        f["locator"]: " ".join(p["message"] for p in f["problems"] if p["severity"] == "error")
+        for f in report["files"]
+    }
+    for locator, case in _in_git(corpus).items():
+        if case.valid:
+            assert not errors.get(locator), (locator, errors.get(locator))
+        elif locator.endswith("0-duplicate-id-copy.md"):
+            assert "also used by" in errors[locator]
+        else:
+            assert case.message in errors[locator], (locator, errors.get(locator))
+    assert OUTSIDE_TITLE not in done.stdout
+
+
+def test_review_of_a_pull_request_full_of_bad_files(
+    repo: Path, cli: Cli, store: Store, write_record: RecordMaker
+) -> None:
+    # Base: an ordinary store on main. Head: a branch that adds the whole corpus.
+    write_record("flaky-pytest-timeouts", "Flaky pytest timeouts on CI runners")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base store")
+    git(repo, "checkout", "-q", "-b", "hostile")
+    corpus = install_bad_corpus(store.path)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "hostile records")
+
+    as_json = cli("review", "--base", "main", "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    review = json.loads(as_json.stdout)
+    assert review["ok"] is False
+    by_locator = {change["locator"]: change for change in review["records"]}
+    for locator, case in _in_git(corpus).items():
+        change = by_locator[locator]
+        invalid = any(p["severity"] == "error" for p in change["problems"])
+        assert invalid is (not case.valid), (locator, change["problems"])
+    for output_format in ("markdown", "text"):
+        done = cli("review", "--base", "main", "--format", output_format)
+        assert done.returncode == 0, done.stderr
+        for bad in ("\x1b", "\x07", "\u202e", "\u2066"):
+            assert bad not in done.stdout, (output_format, bad)
+        assert OUTSIDE_TITLE not in done.stdout
