@@ -174,26 +174,24 @@ def test_kill_during_record_never_leaves_a_partial_record(store: Store, repo: Pa
             "verification": marker,
         }
     )
+    # Stdin from a file, so that the clock starts when the process does (a pipe would
+    # block the test until the process had read it all).
+    payload_file = repo.parent / "payload.json"
+    payload_file.write_text(payload, encoding="utf-8")
     rng = random.Random(5)
     killed = 0
     for attempt in range(6):
-        proc = subprocess.Popen(
-            [exe, "record", "--json", "-"],
-            cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )
-        assert proc.stdin is not None
-        proc.stdin.write(payload.encode())
-        proc.stdin.close()
-        # The first run dies while starting (so one kill surely lands); the others at
-        # random moments, from starting to writing to done.
-        time.sleep(rng.uniform(0.0, 2.5) if attempt else 0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
+        with open(payload_file, "rb") as stdin:
+            proc = subprocess.Popen(
+                [exe, "record", "--json", "-"],
+                cwd=repo, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+            # The first run dies while starting (so one kill surely lands); the others at
+            # random moments, from starting to writing to done.
+            time.sleep(rng.uniform(0.0, 2.5) if attempt else 0.05)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=60)
         killed += proc.returncode == -signal.SIGKILL
-        if proc.stdout:
-            proc.stdout.close()
-        if proc.stderr:
-            proc.stderr.close()
     assert killed > 0  # at least one run really died mid-way
     for path in store.experiences.glob("*.md"):
         text = path.read_text(encoding="utf-8")
