@@ -8,8 +8,9 @@ from pathlib import Path
 from reliora_git.errors import RelioraError
 from reliora_git.store import STORE_DIR, Store
 
-#: Files copied into a new store; the record template stays in the package (used by --edit).
-STORE_FILES = ("README.md", "config.toml")
+#: Template file → name in a new store; the record template stays in the package (--edit).
+#: (``gitignore`` has no dot in the package so that every packaging tool ships it.)
+STORE_FILES = {"README.md": "README.md", "config.toml": "config.toml", "gitignore": ".gitignore"}
 RECORD_TEMPLATE = "experience.md"
 
 
@@ -39,8 +40,8 @@ def init_store(root: Path) -> tuple[Store, list[str]]:
         if not folder.is_dir():
             folder.mkdir(parents=True)
             created.append(store.locator(folder) + "/")
-    for name in STORE_FILES:
-        target = store.path / name
+    for name, target_name in STORE_FILES.items():
+        target = store.path / target_name
         if not target.exists():
             shutil.copyfile(source / name, target)
             created.append(store.locator(target))

@@ -35,6 +35,7 @@ def test_init_creates_the_store_from_the_template(repo: Path, cli: Cli) -> None:
     assert done.returncode == 0, done.stderr
     assert (repo / ".reliora" / "README.md").is_file()
     assert (repo / ".reliora" / "config.toml").is_file()
+    assert ".drafts/" in (repo / ".reliora" / ".gitignore").read_text()
     assert (repo / ".reliora" / "experiences").is_dir()
     again = cli("init")
     assert "already set up" in again.stdout
