@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reliora_git.errors import RelioraError
-from reliora_git.model import FeedbackEvent, FeedbackSummary, Record
+from reliora_git.model import FeedbackEvent, FeedbackSummary, Problem, Record
 from reliora_git.rank import ContextFilter, Hit, Query
 
 #: JSON name → (Record attribute, kind), kind being 'text', 'list' or 'optional'.
@@ -107,8 +107,9 @@ def search_document(
 
 
 def event_to_json(event: FeedbackEvent) -> dict[str, Any]:
-    """One feedback event as listed by ``show --json`` (``feedbackEvents``)."""
+    """One feedback event (``show --json`` ``feedbackEvents``, review, MCP)."""
     return {
+        "record": event.record,
         "outcome": event.outcome,
         "at": event.at,
         "author": event.author,
@@ -122,3 +123,7 @@ def show_document(record: Record, summary: FeedbackSummary, events: list[Any]) -
     data["feedback"] = summary.to_json()
     data["feedbackEvents"] = events
     return data
+
+
+def problem_to_json(problem: Problem) -> dict[str, Any]:
+    return {"severity": problem.severity, "message": problem.message, "line": problem.line}

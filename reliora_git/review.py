@@ -13,6 +13,7 @@ from typing import Any
 
 from reliora_git.changes import KIND_ORDER, RecordChange, Review
 from reliora_git.errors import RecordError
+from reliora_git.jsonio import event_to_json, problem_to_json
 from reliora_git.model import FeedbackEvent
 from reliora_git.output import clean, one_line
 
@@ -147,17 +148,6 @@ def _md_other_feedback(review: Review) -> str:
 # --- JSON ----------------------------------------------------------------------------------
 
 
-def _event_json(event: FeedbackEvent) -> dict[str, Any]:
-    return {
-        "record": event.record,
-        "outcome": event.outcome,
-        "at": event.at,
-        "author": event.author,
-        "note": event.note,
-        "locator": event.locator,
-    }
-
-
 def to_json(review: Review) -> dict[str, Any]:
     return {
         "base": {"ref": review.base.ref, "commit": review.base.commit},
@@ -174,17 +164,14 @@ def to_json(review: Review) -> dict[str, Any]:
                 "oldLocator": change.old_locator,
                 "changedFields": change.changed_fields,
                 "recordProblems": change.record_problems,
-                "problems": [
-                    {"severity": p.severity, "message": p.message, "line": p.line}
-                    for p in change.problems
-                ],
+                "problems": [problem_to_json(p) for p in change.problems],
                 "warnings": [w.to_json() for w in change.similar],
-                "feedback": [_event_json(e) for e in change.feedback],
+                "feedback": [event_to_json(e) for e in change.feedback],
             }
             for change in review.changes
         ],
         "otherFeedback": [
-            _event_json(event) for events in review.other_feedback.values() for event in events
+            event_to_json(event) for events in review.other_feedback.values() for event in events
         ],
         "feedbackErrors": [_error_json(error) for error in review.feedback_errors],
     }

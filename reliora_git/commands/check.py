@@ -9,6 +9,7 @@ import typer
 
 from reliora_git import api
 from reliora_git.commands.common import JsonFlag, RepoOption, reporting
+from reliora_git.jsonio import problem_to_json
 from reliora_git.store import find_store
 
 
@@ -91,10 +92,7 @@ def report_to_json(report: api.CheckReport) -> dict[str, Any]:
             {
                 "locator": f.locator,
                 "id": f.id,
-                "problems": [
-                    {"severity": p.severity, "message": p.message, "line": p.line}
-                    for p in f.problems
-                ],
+                "problems": [problem_to_json(p) for p in f.problems],
                 "warnings": [w.to_json() for w in f.similar],
             }
             for f in report.files
