@@ -273,7 +273,8 @@ def bench_size(
 
 def bench_version(runs: int, warmup: int, cwd: Path) -> Measure:
     env = {**os.environ, "NO_COLOR": "1"}
-    return measure("reliora --version", 0, [*reliora_command(), "--version"], cwd, env, runs, warmup)
+    argv = [*reliora_command(), "--version"]
+    return measure("reliora --version", 0, argv, cwd, env, runs, warmup)
 
 
 # --- reporting -------------------------------------------------------------------------------

@@ -12,9 +12,8 @@ from reliora_git import git
 from reliora_git.catalog import Catalog, Entry, load_catalog
 from reliora_git.duplicates import SimilarityWarning, find_similar
 from reliora_git.errors import RelioraError
-from reliora_git.feedback import event_file_stem, render_event
+from reliora_git.index import load_index
 from reliora_git.model import OUTCOMES, FeedbackEvent, Problem, Record
-from reliora_git.parse import render_record
 from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query, index_record, rank
 from reliora_git.store import Store, check_id, new_id, write_new
 from reliora_git.validate import validate
@@ -41,16 +40,17 @@ def search(
     """Every result for ``text`` (the caller applies its limit; ``total`` counts them all)."""
     query = Query.parse(text)
     context = ContextFilter.parse(project_context) if project_context else None
-    catalog = load_catalog(store)
+    # The search index gives what load_catalog(store) would, through the cache (index.py).
+    index = load_index(store)
     hits = rank(
-        catalog.indexed(),
+        index.docs,
         query,
-        feedback=catalog.feedback(),
+        feedback=index.feedback,
         context=context,
         include_retired=include_retired,
         min_level=min_level,
     )
-    return SearchResult(query, context, hits, catalog.skipped())
+    return SearchResult(query, context, hits, index.skipped)
 
 
 # --- show / list -----------------------------------------------------------------------------
@@ -115,6 +115,8 @@ def record(store: Store, new: Record, *, stage: bool = False) -> Saved:
     path = store.experiences / f"{new.id}.md"
     new.locator = store.locator(path)
     warnings = find_similar(new, catalog.indexed(), catalog.feedback())
+    from reliora_git.parse import render_record  # PyYAML: kept off the search path
+
     write_new(path, render_record(new), store)
     if stage:
         git.stage(store.root, [path])
@@ -135,6 +137,8 @@ def feedback(store: Store, id_or_prefix: str, outcome: str, note: str = "") -> F
         raise RelioraError(
             f"outcome {outcome!r} must be one of {', '.join(OUTCOMES)}", code="invalid_outcome"
         )
+    from reliora_git.feedback import event_file_stem, render_event  # PyYAML: not for search
+
     target = resolve(load_catalog(store), id_or_prefix)
     now = _utc_now()
     folder = store.feedback / target.id

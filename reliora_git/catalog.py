@@ -11,9 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from reliora_git.errors import RecordError, RelioraError
-from reliora_git.feedback import parse_event
 from reliora_git.model import FeedbackEvent, FeedbackSummary, Problem, Record
-from reliora_git.parse import parse_record
 from reliora_git.rank import IndexedRecord, feedback_summary, index_record
 from reliora_git.store import Store, read_text, walk_markdown
 from reliora_git.validate import validate
@@ -41,6 +39,9 @@ class Entry:
 
 def read_entry(locator: str, text: str) -> Entry:
     """Parse and validate one record's text (the staged-blob path of the hook uses this too)."""
+    # Imported here: PyYAML costs more than a cached search (see index.py).
+    from reliora_git.parse import parse_record
+
     try:
         parsed = parse_record(text, locator)
     except RecordError as exc:
@@ -107,6 +108,8 @@ def load_catalog(store: Store) -> Catalog:
 
 
 def load_events(store: Store) -> tuple[dict[str, list[FeedbackEvent]], list[RecordError]]:
+    from reliora_git.feedback import parse_event  # PyYAML, as in read_entry
+
     events: dict[str, list[FeedbackEvent]] = defaultdict(list)
     errors: list[RecordError] = []
     for file in walk_markdown(store, store.feedback):
