@@ -132,45 +132,67 @@ def cache_file(root: Path) -> Path | None:
 # --- what -------------------------------------------------------------------------------------
 
 
+Entries = dict[str, tuple[int, int, Value]]
+
+
+class Section:
+    """The cached values of one folder of the store: locator → (size, mtime_ns, value)."""
+
+    def __init__(self, old: Entries, started_ns: int) -> None:
+        #: What the cache file held (read-only here).
+        self.old = old
+        #: What this run found valid or computed: the next cache file. Callers that
+        #: inline :meth:`get` for speed copy a hit from ``old`` into ``kept`` themselves.
+        self.kept: Entries = {}
+        self.started_ns = started_ns
+        self.changed = False
+
+    def get(self, locator: str, size: int, mtime_ns: int) -> Value | None:
+        """The value stored for this file as it is now, or None (read it, then :meth:`put`)."""
+        found = self.old.get(locator)
+        if found is None or found[0] != size or found[1] != mtime_ns:
+            return None
+        self.kept[locator] = found
+        return found[2]
+
+    def put(self, locator: str, size: int, mtime_ns: int, value: Value) -> None:
+        """Remember ``value`` unless the file is too young to be told apart from a rewrite."""
+        self.changed = True
+        if self.started_ns - mtime_ns >= RACY_NS:
+            self.kept[locator] = (size, mtime_ns, value)
+
+
 class FileCache:
-    """Cached values per (section, locator), each valid for one (size, mtime_ns) of the file."""
+    """The cache of one store: a :class:`Section` per folder, loaded and saved as one file."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
+        # Taken before any file is looked at: see RACY_NS.
         self.started_ns = time.time_ns()
-        self._old: dict[str, dict[str, tuple[int, int, Value]]] = self._load() if path else {}
-        self._new: dict[str, dict[str, tuple[int, int, Value]]] = {}
-        self._dirty = False
+        self._old: dict[str, Entries] = self._load() if path else {}
+        self._sections: dict[str, Section] = {}
 
-    def get(self, section: str, locator: str, size: int, mtime_ns: int) -> Value | None:
-        """The value stored for this file as it is now, or None (read it, then :meth:`put`)."""
-        found = self._old.get(section, {}).get(locator)
-        if found is None or found[0] != size or found[1] != mtime_ns:
-            return None
-        self._new.setdefault(section, {})[locator] = found
-        return found[2]
-
-    def put(self, section: str, locator: str, size: int, mtime_ns: int, value: Value) -> None:
-        """Remember ``value`` unless the file is too young to be told apart from a rewrite."""
-        self._dirty = True
-        if self.started_ns - mtime_ns < RACY_NS:
-            return
-        self._new.setdefault(section, {})[locator] = (size, mtime_ns, value)
+    def section(self, name: str) -> Section:
+        if name not in self._sections:
+            self._sections[name] = Section(self._old.get(name, {}), self.started_ns)
+        return self._sections[name]
 
     def save(self) -> None:
         """Write what this run used (dropping files that are gone), if anything changed."""
         if self.path is None:
             return
-        kept = sum(len(v) for v in self._new.values())
-        if not self._dirty and kept == sum(len(v) for v in self._old.values()):
+        sections = self._sections.values()
+        if not any(s.changed or len(s.kept) != len(s.old) for s in sections) and set(
+            self._sections
+        ) == set(self._old):
             return
-        payload = marshal.dumps((code_stamp(), self._new))
+        payload = marshal.dumps((code_stamp(), {n: s.kept for n, s in self._sections.items()}))
         data = MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload
         # A read-only .git or a full disk costs speed, never a result.
         with contextlib.suppress(OSError):
             write_atomic(self.path, data)
 
-    def _load(self) -> dict[str, dict[str, tuple[int, int, Value]]]:
+    def _load(self) -> dict[str, Entries]:
         assert self.path is not None
         try:
             data = self.path.read_bytes()

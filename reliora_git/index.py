@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reliora_git.cache import FileCache, Value, cache_file
+from reliora_git.cache import FileCache, Section, Value, cache_file
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.model import FeedbackSummary
 from reliora_git.rank import IndexedRecord, feedback_summary, index_record
@@ -48,8 +48,20 @@ def _records(store: Store, cache: FileCache) -> tuple[list[IndexedRecord], list[
     docs: list[IndexedRecord] = []
     skipped: list[RelioraError] = []
     owners: dict[str, str] = {}
+    lookup = cache.section(RECORDS)
     for file in scan_markdown(store, store.experiences):
-        value = _cached(cache, RECORDS, file, _record_value)
+        # The cache hit is inlined: this loop runs once per record on every search.
+        found = lookup.old.get(file.locator)
+        if (
+            found is not None
+            and found[0] == file.size
+            and found[1] == file.mtime_ns
+            and file.unreadable is None
+        ):
+            lookup.kept[file.locator] = found
+            value = found[2]
+        else:
+            value = _read(lookup, file, _record_value)
         if value[0] != "ok":
             skipped.append(RecordError(value[1], path=file.locator, line=value[2]))
             continue
@@ -67,25 +79,28 @@ def _records(store: Store, cache: FileCache) -> tuple[list[IndexedRecord], list[
 
 def _feedback(store: Store, cache: FileCache) -> dict[str, FeedbackSummary]:
     outcomes: dict[str, list[str]] = defaultdict(list)
+    lookup = cache.section(EVENTS)
     for file in scan_markdown(store, store.feedback):
-        value = _cached(cache, EVENTS, file, _event_value)
+        value = _cached(lookup, file, _event_value)
         if value[0] == "ok":
             outcomes[value[1]].append(value[2])
     return {rid: feedback_summary(found) for rid, found in outcomes.items()}
 
 
-def _cached(cache: FileCache, section: str, file: ScannedFile, compute: _Compute) -> Value:
-    if file.unreadable is None:
-        value = cache.get(section, file.locator, file.size, file.mtime_ns)
-        if value is not None:
-            return value
+def _cached(lookup: Section, file: ScannedFile, compute: _Compute) -> Value:
+    value = None if file.unreadable else lookup.get(file.locator, file.size, file.mtime_ns)
+    return value if value is not None else _read(lookup, file, compute)
+
+
+def _read(lookup: Section, file: ScannedFile, compute: _Compute) -> Value:
+    """The value of ``file`` read from disk now (and cached when it can be)."""
     try:
         text = read_text(file.entry())
     except RecordError as exc:
-        # Not cached: these are cheap to find again, and an I/O error may be passing.
+        # Not cached: cheap to find again (a symlink, a size), and an I/O error may pass.
         return ("error", exc.message, exc.line)
     value = compute(file.locator, text)
-    cache.put(section, file.locator, file.size, file.mtime_ns, value)
+    lookup.put(file.locator, file.size, file.mtime_ns, value)
     return value
 
 
