@@ -165,6 +165,8 @@ class Measure:
     label: str
     size: int
     seconds: list[float] = field(default_factory=list)
+    #: User + system CPU seconds of each run: steadier than wall time on a busy machine.
+    cpu: list[float] = field(default_factory=list)
     peak_mb: float = 0.0
     exit_codes: set[int] = field(default_factory=set)
     unsupported: bool = False
@@ -174,9 +176,15 @@ class Measure:
     def median(self) -> float | None:
         return statistics.median(self.seconds) if self.seconds and not self.unsupported else None
 
+    @property
+    def median_cpu(self) -> float | None:
+        return statistics.median(self.cpu) if self.cpu and not self.unsupported else None
 
-def run_once(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, float, str]:
-    """(seconds, exit code, peak RSS in MB, stderr) of one process, from its own rusage."""
+
+def run_once(
+    argv: list[str], cwd: Path, env: dict[str, str]
+) -> tuple[float, float, int, float, str]:
+    """(seconds, CPU seconds, exit code, peak RSS in MB, stderr) of one process, from its rusage."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
@@ -187,7 +195,8 @@ def run_once(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, in
         stderr = err.read().decode("utf-8", "replace")
     # ru_maxrss is KiB on Linux, bytes on macOS.
     scale = 1024 * 1024 if sys.platform == "darwin" else 1024
-    return elapsed, proc.returncode, usage.ru_maxrss / scale, stderr
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, cpu, proc.returncode, usage.ru_maxrss / scale, stderr
 
 
 def measure(
@@ -195,7 +204,7 @@ def measure(
 ) -> Measure:
     result = Measure(label, size)
     for i in range(warmup + runs):
-        elapsed, code, peak, stderr = run_once(argv, cwd, env)
+        elapsed, cpu, code, peak, stderr = run_once(argv, cwd, env)
         if code == 2 and "No such option" in stderr:
             result.unsupported = True
             result.note = "n/a: option not supported by this build"
@@ -205,6 +214,7 @@ def measure(
         result.exit_codes.add(code)
         if i >= warmup:
             result.seconds.append(elapsed)
+            result.cpu.append(cpu)
             result.peak_mb = max(result.peak_mb, peak)
     return result
 
@@ -219,6 +229,7 @@ def reliora_command() -> list[str]:
     if beside.exists():
         return [str(beside)]
     found = shutil.which("reliora")
+    # From a checkout that is not installed: child_env() puts the checkout on PYTHONPATH.
     return [found] if found else [sys.executable, "-m", "reliora_git"]
 
 
@@ -234,8 +245,7 @@ def bench_size(
     start = time.perf_counter()
     make_store(root, sources, size)
     print(f"   made and committed in {time.perf_counter() - start:.1f} s", flush=True)
-    env = {**os.environ, **GIT_ENV, "NO_COLOR": "1"}
-    env.pop("RELIORA_REPO", None)
+    env = child_env()
     reliora = reliora_command()
     measures = []
 
@@ -271,8 +281,20 @@ def bench_size(
     return measures
 
 
+def child_env() -> dict[str, str]:
+    env = {**os.environ, **GIT_ENV, "NO_COLOR": "1"}
+    for name in ("RELIORA_REPO", "RELIORA_NO_CACHE", "RELIORA_CACHE_DIR", "RELIORA_FAST_CLI"):
+        env.pop(name, None)
+    # An installed package has its bytecode compiled by pip; a checkout whose environment
+    # forbids writing it would recompile every module on every run and measure that instead.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if reliora_command()[0] == sys.executable:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
 def bench_version(runs: int, warmup: int, cwd: Path) -> Measure:
-    env = {**os.environ, "NO_COLOR": "1"}
+    env = child_env()
     argv = [*reliora_command(), "--version"]
     return measure("reliora --version", 0, argv, cwd, env, runs, warmup)
 
@@ -291,6 +313,7 @@ def machine() -> dict[str, Any]:
         pass
     git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
     return {
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "nproc": os.cpu_count(),
         "cpu": cpu,
         "python": platform.python_version(),
@@ -300,11 +323,12 @@ def machine() -> dict[str, Any]:
 
 
 def table(measures: list[Measure]) -> str:
-    rows = ["| size | what | median (s) | runs | × git grep | peak MB |",
-            "| ---: | --- | ---: | ---: | ---: | ---: |"]
+    rows = ["| size | what | median wall (s) | median CPU (s) | runs | × git grep | peak MB |",
+            "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
     references = {(m.size, m.label): m for m in measures if m.label.startswith("git grep")}
     for m in measures:
         median = "n/a" if m.median is None else f"{m.median:.3f}"
+        cpu = "n/a" if m.median_cpu is None else f"{m.median_cpu:.3f}"
         ratio = ""
         if m.note.startswith("vs ") and m.median is not None:
             ref = references[(m.size, m.note[3:])]
@@ -312,7 +336,9 @@ def table(measures: list[Measure]) -> str:
                 ratio = f"{m.median / ref.median:.1f}×"
         size = f"{m.size:,}" if m.size else "—"
         peak = "n/a" if m.unsupported else f"{m.peak_mb:.0f}"
-        rows.append(f"| {size} | {m.label} | {median} | {len(m.seconds)} | {ratio} | {peak} |")
+        rows.append(
+            f"| {size} | {m.label} | {median} | {cpu} | {len(m.seconds)} | {ratio} | {peak} |"
+        )
     return "\n".join(rows)
 
 
@@ -324,6 +350,7 @@ def to_json(measures: list[Measure], info: dict[str, Any]) -> dict[str, Any]:
                 "size": m.size,
                 "what": m.label,
                 "median_s": m.median,
+                "median_cpu_s": m.median_cpu,
                 "runs_s": [round(s, 4) for s in m.seconds],
                 "peak_mb": None if m.unsupported else round(m.peak_mb, 1),
                 "reference": m.note[3:] if m.note.startswith("vs ") else None,
@@ -366,8 +393,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
+    info["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     print()
     print(table(measures))
+    print(f"\nload average before {info['load_average']}, after {info['load_average_after']}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(to_json(measures, info), indent=2) + "\n", encoding="utf-8")

@@ -132,20 +132,46 @@ def cache_file(root: Path) -> Path | None:
 # --- what -------------------------------------------------------------------------------------
 
 
+#: locator → (size, mtime_ns, value)
 Entries = dict[str, tuple[int, int, Value]]
+#: How a section is stored: the files as (locator, size, mtime_ns, None), sorted by
+#: locator, and their values in the same order.
+Stored = tuple[list[tuple[str, int, int, None]], list[Value]]
 
 
 class Section:
-    """The cached values of one folder of the store: locator → (size, mtime_ns, value)."""
+    """The cached values of one folder of the store, each valid for one (size, mtime_ns)."""
 
-    def __init__(self, old: Entries, started_ns: int) -> None:
-        #: What the cache file held (read-only here).
-        self.old = old
+    def __init__(self, stored: Stored, started_ns: int) -> None:
+        self._files, self._values = stored
+        self._old: Entries | None = None
         #: What this run found valid or computed: the next cache file. Callers that
-        #: inline :meth:`get` for speed copy a hit from ``old`` into ``kept`` themselves.
+        #: inline :meth:`get` for speed copy a hit from :meth:`old` into ``kept`` themselves.
         self.kept: Entries = {}
         self.started_ns = started_ns
         self.changed = False
+        self._unchanged = False
+
+    def all_valid(self, files: list[Any]) -> list[Value] | None:
+        """The values of ``files`` (a walk, in locator order) if every one is cached as it is.
+
+        The usual case, checked with one list comparison instead of a lookup per file:
+        the same locators, sizes and mtimes, none unreadable, none left out as racy.
+        """
+        if files != self._files:
+            return None
+        self._unchanged = True
+        return self._values
+
+    @property
+    def old(self) -> Entries:
+        """The stored entries by locator (built on first use: a fully valid walk needs none)."""
+        if self._old is None:
+            self._old = {
+                file[0]: (file[1], file[2], value)
+                for file, value in zip(self._files, self._values, strict=True)
+            }
+        return self._old
 
     def get(self, locator: str, size: int, mtime_ns: int) -> Value | None:
         """The value stored for this file as it is now, or None (read it, then :meth:`put`)."""
@@ -161,6 +187,20 @@ class Section:
         if self.started_ns - mtime_ns >= RACY_NS:
             self.kept[locator] = (size, mtime_ns, value)
 
+    def stored(self) -> Stored | None:
+        """What to write for this section, or None when it is what was read."""
+        if self._unchanged:
+            return None
+        if not self.changed and len(self.kept) == len(self._files):
+            return None
+        files: list[tuple[str, int, int, None]] = []
+        values: list[Value] = []
+        for locator in sorted(self.kept):
+            size, mtime_ns, value = self.kept[locator]
+            files.append((locator, size, mtime_ns, None))
+            values.append(value)
+        return files, values
+
 
 class FileCache:
     """The cache of one store: a :class:`Section` per folder, loaded and saved as one file."""
@@ -169,30 +209,33 @@ class FileCache:
         self.path = path
         # Taken before any file is looked at: see RACY_NS.
         self.started_ns = time.time_ns()
-        self._old: dict[str, Entries] = self._load() if path else {}
+        self._stored: dict[str, Stored] = self._load() if path else {}
         self._sections: dict[str, Section] = {}
 
     def section(self, name: str) -> Section:
         if name not in self._sections:
-            self._sections[name] = Section(self._old.get(name, {}), self.started_ns)
+            stored = self._stored.get(name, ([], []))
+            self._sections[name] = Section(stored, self.started_ns)
         return self._sections[name]
 
     def save(self) -> None:
         """Write what this run used (dropping files that are gone), if anything changed."""
         if self.path is None:
             return
-        sections = self._sections.values()
-        if not any(s.changed or len(s.kept) != len(s.old) for s in sections) and set(
-            self._sections
-        ) == set(self._old):
+        changed = {name: section.stored() for name, section in self._sections.items()}
+        if all(stored is None for stored in changed.values()):
             return
-        payload = marshal.dumps((code_stamp(), {n: s.kept for n, s in self._sections.items()}))
+        sections = {
+            name: self._stored.get(name, ([], [])) if stored is None else stored
+            for name, stored in changed.items()
+        }
+        payload = marshal.dumps((code_stamp(), sections))
         data = MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload
         # A read-only .git or a full disk costs speed, never a result.
         with contextlib.suppress(OSError):
             write_atomic(self.path, data)
 
-    def _load(self) -> dict[str, Entries]:
+    def _load(self) -> dict[str, Stored]:
         assert self.path is not None
         try:
             data = self.path.read_bytes()

@@ -11,6 +11,7 @@ construction; tests compare the two.
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,9 @@ RECORDS = "experiences"
 EVENTS = "feedback"
 #: Turns a file's locator and text into the value cached for it.
 _Compute = Callable[[str, str], Value]
+#: A record's value is the tuple of its IndexedRecord; an error's is (marker, message, line).
+_DOC_LENGTH = len(IndexedRecord._fields)
+_new_tuple = tuple.__new__
 
 
 @dataclass
@@ -45,57 +49,54 @@ def load_index(store: Store) -> SearchIndex:
 
 
 def _records(store: Store, cache: FileCache) -> tuple[list[IndexedRecord], list[RelioraError]]:
+    files = scan_markdown(store, store.experiences)
+    lookup = cache.section(RECORDS)
+    values = lookup.all_valid(files)
+    if values is None:
+        values = [_cached(store, lookup, file, _record_value) for file in files]
+    ids = [value[0] for value in values]
+    if all(len(value) == _DOC_LENGTH for value in values) and len(set(ids)) == len(ids):
+        # The usual store: every record usable, no id twice. A cached value is the
+        # IndexedRecord's own tuple, so it becomes one without a Python-level __new__.
+        return [_new_tuple(IndexedRecord, value) for value in values], []
     docs: list[IndexedRecord] = []
     skipped: list[RelioraError] = []
     owners: dict[str, str] = {}
-    lookup = cache.section(RECORDS)
-    for file in scan_markdown(store, store.experiences):
-        # The cache hit is inlined: this loop runs once per record on every search.
-        found = lookup.old.get(file.locator)
-        if (
-            found is not None
-            and found[0] == file.size
-            and found[1] == file.mtime_ns
-            and file.unreadable is None
-        ):
-            lookup.kept[file.locator] = found
-            value = found[2]
-        else:
-            value = _read(lookup, file, _record_value)
-        if value[0] != "ok":
+    for file, value in zip(files, values, strict=True):
+        if len(value) != _DOC_LENGTH:
             skipped.append(RecordError(value[1], path=file.locator, line=value[2]))
             continue
-        _, rid, title, tags, status, confidence, text, fingerprint = value
-        owner = owners.get(rid)
+        owner = owners.get(value[0])
         if owner is not None:
-            skipped.append(RecordError(f"id {rid!r} is already used by {owner}", path=file.locator))
+            message = f"id {value[0]!r} is already used by {owner}"
+            skipped.append(RecordError(message, path=file.locator))
             continue
-        owners[rid] = file.locator
-        docs.append(
-            IndexedRecord(rid, title, file.locator, tags, status, confidence, text, fingerprint)
-        )
+        owners[value[0]] = file.locator
+        docs.append(_new_tuple(IndexedRecord, value))
     return docs, skipped
 
 
 def _feedback(store: Store, cache: FileCache) -> dict[str, FeedbackSummary]:
     outcomes: dict[str, list[str]] = defaultdict(list)
+    files = scan_markdown(store, store.feedback)
     lookup = cache.section(EVENTS)
-    for file in scan_markdown(store, store.feedback):
-        value = _cached(lookup, file, _event_value)
+    values = lookup.all_valid(files)
+    if values is None:
+        values = [_cached(store, lookup, file, _event_value) for file in files]
+    for value in values:
         if value[0] == "ok":
             outcomes[value[1]].append(value[2])
     return {rid: feedback_summary(found) for rid, found in outcomes.items()}
 
 
-def _cached(lookup: Section, file: ScannedFile, compute: _Compute) -> Value:
-    value = None if file.unreadable else lookup.get(file.locator, file.size, file.mtime_ns)
-    return value if value is not None else _read(lookup, file, compute)
-
-
-def _read(lookup: Section, file: ScannedFile, compute: _Compute) -> Value:
-    """The value of ``file`` read from disk now (and cached when it can be)."""
+def _cached(store: Store, lookup: Section, file: ScannedFile, compute: _Compute) -> Value:
+    """The value of ``file`` from the cache, or read from disk now (and cached when it can be)."""
+    if file.unreadable is None:
+        value = lookup.get(file.locator, file.size, file.mtime_ns)
+        if value is not None:
+            return value
     try:
-        text = read_text(file.entry())
+        text = read_text(file.entry(store))
     except RecordError as exc:
         # Not cached: cheap to find again (a symlink, a size), and an I/O error may pass.
         return ("error", exc.message, exc.line)
@@ -113,15 +114,12 @@ def _record_value(locator: str, text: str) -> Value:
         error = entry.first_error()
         return ("error", error.message, error.line)
     doc = index_record(entry.record)
-    return (
-        "ok",
-        doc.id,
-        doc.title,
-        doc.tags,
-        doc.status,
-        doc.confidence,
-        doc.text,
-        doc.fingerprint,
+    # Interned, the few distinct values are stored once in the cache and loaded as one object.
+    return tuple(
+        doc._replace(
+            status=sys.intern(doc.status),
+            confidence=None if doc.confidence is None else sys.intern(doc.confidence),
+        )
     )
 
 

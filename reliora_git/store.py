@@ -85,22 +85,26 @@ class FileEntry:
 
 
 class ScannedFile(NamedTuple):
-    """What a walk learns of one ``*.md`` entry, as plain strings (see :func:`scan_markdown`)."""
+    """What a walk learns of one ``*.md`` entry (see :func:`scan_markdown`).
+
+    Plain values only, so that a whole walk compares equal to a stored one in one
+    C-level list comparison (the search cache relies on that).
+    """
 
     locator: str
-    fspath: str
     size: int
     mtime_ns: int
     unreadable: str | None
 
-    def entry(self) -> FileEntry:
-        return FileEntry(self.locator, Path(self.fspath), self.size, self.mtime_ns, self.unreadable)
+    def entry(self, store: Store) -> FileEntry:
+        path = store.root.joinpath(*self.locator.split("/"))
+        return FileEntry(self.locator, path, self.size, self.mtime_ns, self.unreadable)
 
 
 def walk_markdown(store: Store, folder: Path) -> Iterator[FileEntry]:
     """Every ``*.md`` entry below ``folder`` in sorted order, symlinks not followed."""
     for scanned in scan_markdown(store, folder):
-        yield scanned.entry()
+        yield scanned.entry(store)
 
 
 def scan_markdown(store: Store, folder: Path) -> list[ScannedFile]:
@@ -126,27 +130,19 @@ def scan_markdown(store: Store, folder: Path) -> list[ScannedFile]:
                 if entry.is_symlink():
                     if is_md:
                         found.append(
-                            ScannedFile(
-                                locator, entry.path, 0, 0, "is a symbolic link, not a regular file"
-                            )
+                            ScannedFile(locator, 0, 0, "is a symbolic link, not a regular file")
                         )
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if is_md:
-                        found.append(
-                            ScannedFile(locator, entry.path, 0, 0, "is a folder, not a file")
-                        )
+                        found.append(ScannedFile(locator, 0, 0, "is a folder, not a file"))
                     stack.append((entry.path, locator))
                 elif is_md:
                     info = entry.stat(follow_symlinks=False)
                     if not stat.S_ISREG(info.st_mode):
-                        found.append(
-                            ScannedFile(locator, entry.path, 0, 0, "is not a regular file")
-                        )
+                        found.append(ScannedFile(locator, 0, 0, "is not a regular file"))
                     else:
-                        found.append(
-                            ScannedFile(locator, entry.path, info.st_size, info.st_mtime_ns, None)
-                        )
+                        found.append(ScannedFile(locator, info.st_size, info.st_mtime_ns, None))
     found.sort(key=lambda scanned: scanned.locator)
     return found
 
