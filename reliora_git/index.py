@@ -117,6 +117,7 @@ def _record_value(locator: str, text: str) -> Value:
     # Interned, the few distinct values are stored once in the cache and loaded as one object.
     return tuple(
         doc._replace(
+            tags=tuple(sys.intern(tag) for tag in doc.tags),
             status=sys.intern(doc.status),
             confidence=None if doc.confidence is None else sys.intern(doc.confidence),
         )

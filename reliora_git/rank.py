@@ -325,7 +325,11 @@ def score_record(
         return None
     coverage = len(matched) / len(query.tokens)
     multiplier = 0.6 + 0.4 * coverage
-    phrase = PHRASE_BONUS if query.phrase and any(query.phrase in f for f in fields) else 0.0
+    phrase = (
+        PHRASE_BONUS
+        if query.phrase and query.phrase in doc.text and any(query.phrase in f for f in fields)
+        else 0.0
+    )
     raws = [weight * len(tokens) for weight, tokens in zip(_WEIGHTS, per_field, strict=True)]
     relevance = (sum(raws) + phrase) * multiplier
     breakdown = {name: raw * multiplier for name, raw in zip(FIELDS, raws, strict=True)}
