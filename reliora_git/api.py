@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import secrets
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reliora_git import git
 from reliora_git.catalog import Catalog, Entry, load_catalog
 from reliora_git.duplicates import SimilarityWarning, find_similar
 from reliora_git.errors import RelioraError
@@ -106,6 +105,8 @@ def record(store: Store, new: Record, *, stage: bool = False) -> Saved:
     new.id = new.id or new_id(new.title)
     new.created = new.created or now.date().isoformat()
     new.status = new.status or "active"
+    from reliora_git import git  # subprocess: not needed by search
+
     if new.author is None:
         new.author = git.user_name(store.root)
     validate_new(new)
@@ -137,12 +138,13 @@ def feedback(store: Store, id_or_prefix: str, outcome: str, note: str = "") -> F
         raise RelioraError(
             f"outcome {outcome!r} must be one of {', '.join(OUTCOMES)}", code="invalid_outcome"
         )
+    from reliora_git import git
     from reliora_git.feedback import event_file_stem, render_event  # PyYAML: not for search
 
     target = resolve(load_catalog(store), id_or_prefix)
     now = _utc_now()
     folder = store.feedback / target.id
-    path = folder / f"{event_file_stem(now, secrets.token_hex(3))}.md"
+    path = folder / f"{event_file_stem(now, os.urandom(3).hex())}.md"
     event = FeedbackEvent(
         record=target.id,
         outcome=outcome,

@@ -26,12 +26,12 @@ fastest loader in the standard library and, unlike pickle, cannot run code.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import sys
 import time
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,7 @@ _CODE_MODULES = (
 Value = tuple[Any, ...]
 
 
-def code_stamp() -> tuple[Any, ...]:
+def code_stamp(root: Path) -> tuple[Any, ...]:
     """What must not change for cached values to stay valid: versions and the parsing code.
 
     The package version alone is not enough in a development checkout, where the
@@ -67,7 +67,7 @@ def code_stamp() -> tuple[Any, ...]:
     are (a stat of ten small files costs microseconds).
     """
     here = Path(__file__).resolve().parent
-    stamp: list[Any] = [CACHE_FORMAT, __version__, sys.version]
+    stamp: list[Any] = [CACHE_FORMAT, __version__, sys.version, os.fsdecode(root)]
     for name in _CODE_MODULES:
         try:
             info = os.stat(here / name)
@@ -125,8 +125,10 @@ def cache_file(root: Path) -> Path | None:
         common = git_common_dir(root)
         folder = common / "reliora-cache" if common is not None else user_cache_dir()
     # One file per store root: worktrees of one repository share the folder, not the entries.
-    name = hashlib.sha1(os.fsencode(root)).hexdigest()[:20]
-    return folder / f"{name}.cache"
+    # (CRC-32 and Adler-32 rather than hashlib, whose import costs more than a search of 1,000
+    # records; the root is also inside the stamp, so a clash of names only costs speed.)
+    raw = os.fsencode(root)
+    return folder / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.cache"
 
 
 # --- what -------------------------------------------------------------------------------------
@@ -205,8 +207,10 @@ class Section:
 class FileCache:
     """The cache of one store: a :class:`Section` per folder, loaded and saved as one file."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, root: Path) -> None:
         self.path = path
+        #: The store root (absolute): part of the stamp, as two roots might share a file name.
+        self.root = root
         # Taken before any file is looked at: see RACY_NS.
         self.started_ns = time.time_ns()
         self._stored: dict[str, Stored] = self._load() if path else {}
@@ -229,11 +233,12 @@ class FileCache:
             name: self._stored.get(name, ([], [])) if stored is None else stored
             for name, stored in changed.items()
         }
-        payload = marshal.dumps((code_stamp(), sections))
-        data = MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload
+        payload = marshal.dumps((code_stamp(self.root), sections))
+        # Written in pieces: one joined copy would be another 100 MB at 100,000 records.
+        pieces = (MAGIC, zlib.crc32(payload).to_bytes(4, "big"), payload)
         # A read-only .git or a full disk costs speed, never a result.
         with contextlib.suppress(OSError):
-            write_atomic(self.path, data)
+            write_atomic(self.path, pieces)
 
     def _load(self) -> dict[str, Stored]:
         assert self.path is not None
@@ -251,18 +256,19 @@ class FileCache:
             stamp, sections = marshal.loads(payload)
         except (EOFError, ValueError, TypeError):
             return {}
-        if stamp != code_stamp() or not isinstance(sections, dict):
+        if stamp != code_stamp(self.root) or not isinstance(sections, dict):
             return {}
         return sections
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
+def write_atomic(path: Path, pieces: Iterable[bytes]) -> None:
+    """Write ``pieces`` to a temporary file beside ``path`` and rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as handle:
-            handle.write(data)
+            for piece in pieces:
+                handle.write(piece)
         os.replace(tmp, path)
     finally:
         if tmp.exists():

@@ -41,7 +41,8 @@ class SearchIndex:
 
 
 def load_index(store: Store) -> SearchIndex:
-    cache = FileCache(cache_file(store.root.resolve()))
+    root = store.root.resolve()
+    cache = FileCache(cache_file(root), root)
     docs, skipped = _records(store, cache)
     feedback = _feedback(store, cache)
     cache.save()

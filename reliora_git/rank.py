@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -137,6 +136,8 @@ def fingerprint(record: Record) -> str:
     ]
     if not any(parts):
         return ""
+    import hashlib  # only when a record is indexed: it loads OpenSSL, which a search does not need
+
     return hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 

@@ -200,7 +200,7 @@ def test_a_corrupted_cache_is_ignored_and_rebuilt(
     assert callable(damage)
     cache_path.write_bytes(damage(cache_path.read_bytes()))
     search.assert_same_as_cold()
-    assert cache.FileCache(cache_path)._load()  # rebuilt: loads again
+    assert cache.FileCache(cache_path, repo.resolve())._load()  # rebuilt: loads again
 
 
 def test_a_cache_of_another_code_version_is_ignored(
@@ -208,9 +208,9 @@ def test_a_cache_of_another_code_version_is_ignored(
 ) -> None:
     search.assert_same_as_cold()
     (cache_path,) = cache_files(repo)
-    assert cache.FileCache(cache_path)._load()
+    assert cache.FileCache(cache_path, repo.resolve())._load()
     monkeypatch.setattr(cache, "CACHE_FORMAT", cache.CACHE_FORMAT + 1)
-    assert cache.FileCache(cache_path)._load() == {}
+    assert cache.FileCache(cache_path, repo.resolve())._load() == {}
 
 
 def test_cache_off_and_outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
