@@ -253,8 +253,15 @@ def bench_size(
     label, text, context = QUERIES[0]
     for folder in cache_dirs(root):
         shutil.rmtree(folder, ignore_errors=True)
-    cold = measure("search: first run (cold cache)", size,
-                   [*reliora, "search", text, "--json"], root, env, runs=1, warmup=0)
+    cold = measure(
+        "search: first run (cold cache)",
+        size,
+        [*reliora, "search", text, "--json"],
+        root,
+        env,
+        runs=1,
+        warmup=0,
+    )
     measures.append(cold)
     print(f"   {cold.label}: {cold.seconds[0]:.3f} s", flush=True)
 
@@ -273,11 +280,20 @@ def bench_size(
         print(f"   {label}: {found.median:.3f} s  (git grep {reference.median:.3f} s)", flush=True)
 
     stage_new_record(root, sources[0])
-    staged = measure("check --staged (1 staged record)", size,
-                     [*reliora, "check", "--staged"], root, env, runs, warmup)
+    staged = measure(
+        "check --staged (1 staged record)",
+        size,
+        [*reliora, "check", "--staged"],
+        root,
+        env,
+        runs,
+        warmup,
+    )
     measures.append(staged)
-    print(f"   {staged.label}: "
-          f"{'n/a' if staged.unsupported else f'{staged.median:.3f} s'}", flush=True)
+    print(
+        f"   {staged.label}: {'n/a' if staged.unsupported else f'{staged.median:.3f} s'}",
+        flush=True,
+    )
     return measures
 
 
@@ -323,8 +339,10 @@ def machine() -> dict[str, Any]:
 
 
 def table(measures: list[Measure]) -> str:
-    rows = ["| size | what | median wall (s) | median CPU (s) | runs | × git grep | peak MB |",
-            "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+    rows = [
+        "| size | what | median wall (s) | median CPU (s) | runs | × git grep | peak MB |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     references = {(m.size, m.label): m for m in measures if m.label.startswith("git grep")}
     for m in measures:
         median = "n/a" if m.median is None else f"{m.median:.3f}"
@@ -363,8 +381,12 @@ def to_json(measures: list[Measure], info: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS,
-                        help="folder holding .reliora/experiences to copy (default: %(default)s)")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=DEFAULT_CORPUS,
+        help="folder holding .reliora/experiences to copy (default: %(default)s)",
+    )
     parser.add_argument("--quick", action="store_true", help="1,000 and 10,000 records only")
     parser.add_argument("--sizes", help="comma-separated store sizes (overrides --quick)")
     parser.add_argument("--runs", type=int, default=7, help="timed runs per command (default 7)")
@@ -376,7 +398,9 @@ def main(argv: list[str] | None = None) -> int:
     sizes = (
         tuple(int(s.replace("_", "")) for s in args.sizes.split(","))
         if args.sizes
-        else QUICK_SIZES if args.quick else SIZES
+        else QUICK_SIZES
+        if args.quick
+        else SIZES
     )
     sources = read_corpus(args.corpus.resolve())
     info = machine()
