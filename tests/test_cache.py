@@ -240,3 +240,12 @@ def test_worktrees_share_the_common_git_dir(repo: Path, store: Store, tmp_path: 
     assert main_file is not None and other_file is not None
     assert main_file.parent == other_file.parent == Path(common).resolve() / "reliora-cache"
     assert main_file != other_file  # one file per work tree: same locators, other files
+
+
+def test_a_cache_that_cannot_be_written_only_costs_speed(
+    populated: Store, search: Searcher, repo: Path
+) -> None:
+    # A file where the cache folder should be: every write fails (chmod would not stop root).
+    (repo / ".git" / "reliora-cache").write_text("not a folder")
+    search.assert_same_as_cold()
+    assert (repo / ".git" / "reliora-cache").read_text() == "not a folder"
