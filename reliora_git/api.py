@@ -11,7 +11,7 @@ from pathlib import Path
 from reliora_git.catalog import Catalog, Entry, load_catalog
 from reliora_git.duplicates import SimilarityWarning, find_similar
 from reliora_git.errors import RelioraError
-from reliora_git.index import load_index
+from reliora_git.index import load_index, paused_gc
 from reliora_git.model import OUTCOMES, FeedbackEvent, Problem, Record
 from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query, index_record, rank
 from reliora_git.store import Store, check_id, new_id, write_new
@@ -41,14 +41,15 @@ def search(
     context = ContextFilter.parse(project_context) if project_context else None
     # The search index gives what load_catalog(store) would, through the cache (index.py).
     index = load_index(store)
-    hits = rank(
-        index.docs,
-        query,
-        feedback=index.feedback,
-        context=context,
-        include_retired=include_retired,
-        min_level=min_level,
-    )
+    with paused_gc():  # a common word makes tens of thousands of Hits: see paused_gc
+        hits = rank(
+            index.docs,
+            query,
+            feedback=index.feedback,
+            context=context,
+            include_retired=include_retired,
+            min_level=min_level,
+        )
     return SearchResult(query, context, hits, index.skipped)
 
 
