@@ -319,19 +319,31 @@ def score_record(
     ``present`` (from :func:`present_tokens`) spares testing tokens that cannot match.
     """
     tokens = query.tokens if present is None else present
+    text = doc.text
     fields = doc.fields
-    per_field = [[t.text for t in tokens if t.found_in(text)] if text else [] for text in fields]
-    matched = {token for tokens in per_field for token in tokens}
+    # counts[k]: query tokens that match field k. Rather than testing every token on all
+    # nine fields, only the fields that hold a token's prefilter needle are tested.
+    counts = [0] * len(FIELDS)
+    matched: set[str] = set()
+    for token in tokens:
+        needle = token.prefilter_needle
+        at = text.find(needle)
+        while at != -1:
+            k = text.count(FIELD_SEPARATOR, 0, at)
+            if token.found_in(fields[k]):
+                counts[k] += 1
+                matched.add(token.text)
+            end = text.find(FIELD_SEPARATOR, at)
+            if end == -1:
+                break
+            at = text.find(needle, end)
     if not matched:
         return None
     coverage = len(matched) / len(query.tokens)
     multiplier = 0.6 + 0.4 * coverage
-    phrase = (
-        PHRASE_BONUS
-        if query.phrase and query.phrase in doc.text and any(query.phrase in f for f in fields)
-        else 0.0
-    )
-    raws = [weight * len(tokens) for weight, tokens in zip(_WEIGHTS, per_field, strict=True)]
+    # A phrase holds no tab, so it is in the joined text exactly when it is in one field.
+    phrase = PHRASE_BONUS if query.phrase and query.phrase in text else 0.0
+    raws = [weight * count for weight, count in zip(_WEIGHTS, counts, strict=True)]
     relevance = (sum(raws) + phrase) * multiplier
     breakdown = {name: raw * multiplier for name, raw in zip(FIELDS, raws, strict=True)}
     breakdown["exactPhrase"] = phrase * multiplier

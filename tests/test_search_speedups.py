@@ -104,21 +104,34 @@ WORDS = ["time", "timeout", "timeouts", "timer", "cache", "caches", "cached", "g
 texts = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join)
 
 
-def naive_matches(record: Record, query: Query) -> set[str]:
-    pieces = [
-        *record.tags,
-        record.title,
-        *record.problems,
-        record.task,
-        record.solution,
-        record.why_it_worked,
-        record.project_context,
-        record.applicability,
-        *record.failed_attempts,
-        *record.warnings,
+def naive_fields(record: Record) -> list[list[str]]:
+    """The text pieces of each scoring component, in FIELDS order (SPEC.md §5)."""
+    return [
+        record.tags,
+        [record.title],
+        record.problems,
+        [record.task],
+        [record.solution, record.why_it_worked],
+        [record.project_context],
+        [record.applicability],
+        record.failed_attempts,
+        record.warnings,
     ]
-    tokens = {t for piece in pieces for t in tokenize(piece)}
-    return {q.text for q in query.tokens if any(token_matches(q.text, t) for t in tokens)}
+
+
+def naive_counts(record: Record, query: Query) -> list[set[str]]:
+    """For each component, the query tokens matching one of its tokens (SPEC.md §4)."""
+    counts = []
+    for pieces in naive_fields(record):
+        tokens = {t for piece in pieces for t in tokenize(piece)}
+        counts.append(
+            {q.text for q in query.tokens if any(token_matches(q.text, t) for t in tokens)}
+        )
+    return counts
+
+
+def naive_matches(record: Record, query: Query) -> set[str]:
+    return set().union(*naive_counts(record, query))
 
 
 @settings(max_examples=150, deadline=None)
@@ -155,8 +168,14 @@ def test_prefilter_keeps_exactly_the_records_that_match(
         matched = naive_matches(record, parsed)
         assert (doc.id in hits) == bool(matched)
         if matched:
-            assert set(hits[doc.id].matched_tokens) == matched
-            assert hits[doc.id] == rank_module.score_record(doc, parsed)
+            hit = hits[doc.id]
+            assert set(hit.matched_tokens) == matched
+            assert hit == rank_module.score_record(doc, parsed)
+            multiplier = hit.breakdown["coverageMultiplier"]
+            for name, weight, found in zip(
+                rank_module.FIELDS, rank_module._WEIGHTS, naive_counts(record, parsed), strict=True
+            ):
+                assert hit.breakdown[name] == weight * len(found) * multiplier, name
 
 
 # --- the fast start path of `reliora search` ---------------------------------------------
