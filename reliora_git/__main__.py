@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -18,6 +19,14 @@ def main() -> None:
 
         print(f"reliora {__version__}")
         return
+    # The same for the plain forms of `search`, run before every task by agents; anything
+    # else (help, errors Typer reports) falls through to Typer (see commands/searching.py).
+    if sys.argv[1:2] == ["search"] and os.environ.get("RELIORA_FAST_CLI", "1") != "0":
+        from reliora_git.commands.searching import fast_main
+
+        code = fast_main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     from reliora_git.cli import app
 
     app(prog_name="reliora")

@@ -1,20 +1,22 @@
-"""The Python API under the CLI (and the MCP server): each command as a plain function."""
+"""The Python API under the CLI (and the MCP server): each command as a plain function.
+
+``search`` is on the hot path of every agent task, so this module imports only
+what it needs: the writers import git, PyYAML (parse, feedback) where they run.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import secrets
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reliora_git import git
 from reliora_git.catalog import Catalog, Entry, load_catalog
 from reliora_git.duplicates import SimilarityWarning, find_similar
 from reliora_git.errors import RecordError, RelioraError
-from reliora_git.feedback import event_file_stem, render_event
+from reliora_git.index import load_index, paused_gc
 from reliora_git.model import OUTCOMES, FeedbackEvent, Problem, Record
-from reliora_git.parse import parse_record, render_record
 from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query, index_record, rank
 from reliora_git.store import Store, check_id, new_id, write_new
 from reliora_git.validate import validate
@@ -44,16 +46,18 @@ def search(
     """Every result for ``text`` (the caller applies its limit; ``total`` counts them all)."""
     query = Query.parse(text)
     context = ContextFilter.parse(project_context) if project_context else None
-    catalog = load_catalog(store)
-    hits = rank(
-        catalog.indexed(),
-        query,
-        feedback=catalog.feedback(),
-        context=context,
-        include_retired=include_retired,
-        min_level=min_level,
-    )
-    return SearchResult(query, context, hits, catalog.skipped())
+    # The index gives what load_catalog(store) would, through the cache (index.py).
+    index = load_index(store)
+    with paused_gc():  # a common word makes tens of thousands of Hits: see paused_gc
+        hits = rank(
+            index.docs,
+            query,
+            feedback=index.feedback,
+            context=context,
+            include_retired=include_retired,
+            min_level=min_level,
+        )
+    return SearchResult(query, context, hits, index.skipped)
 
 
 # --- show / list -----------------------------------------------------------------------------
@@ -106,6 +110,8 @@ class Saved:
 
 def prepare(store: Store, new: Record) -> Record:
     """Give ``new`` an id, date, status and author where it has none, then validate it."""
+    from reliora_git import git
+
     new.id = new.id or new_id(new.title)
     new.created = new.created or _utc_now().date().isoformat()
     new.status = new.status or "active"
@@ -117,6 +123,9 @@ def prepare(store: Store, new: Record) -> Record:
 
 def record(store: Store, new: Record, *, stage: bool = False) -> Saved:
     """Save ``new`` (see :func:`prepare`) and return the existing records it resembles."""
+    from reliora_git import git
+    from reliora_git.parse import render_record
+
     generated_id = not new.id
     prepare(store, new)
     catalog = load_catalog(store)
@@ -146,6 +155,8 @@ def record(store: Store, new: Record, *, stage: bool = False) -> Saved:
 
 def _check_reads_back(text: str, locator: str) -> None:
     """Refuse to save text the store would then skip (e.g. a solution line `<<<<<<< x`)."""
+    from reliora_git.parse import parse_record
+
     try:
         parsed = parse_record(text, locator)
     except RecordError as exc:
@@ -171,6 +182,9 @@ def validate_new(new: Record) -> None:
 
 
 def feedback(store: Store, id_or_prefix: str, outcome: str, note: str = "") -> FeedbackEvent:
+    from reliora_git import git
+    from reliora_git.feedback import event_file_stem, render_event
+
     if outcome not in OUTCOMES:
         raise RelioraError(
             f"outcome {outcome!r} must be one of {', '.join(OUTCOMES)}", code="invalid_outcome"
@@ -182,7 +196,7 @@ def feedback(store: Store, id_or_prefix: str, outcome: str, note: str = "") -> F
         now = _utc_now()
         # target.id passed validation, so this path stays inside feedback/ (and
         # write_new checks that again before it creates anything).
-        path = store.feedback / target.id / f"{event_file_stem(now, secrets.token_hex(3))}.md"
+        path = store.feedback / target.id / f"{event_file_stem(now, os.urandom(3).hex())}.md"
         event = FeedbackEvent(
             record=target.id,
             outcome=outcome,

@@ -12,9 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from reliora_git.errors import RecordError, RelioraError
-from reliora_git.feedback import parse_event
 from reliora_git.model import FeedbackEvent, FeedbackSummary, Problem, Record
-from reliora_git.parse import parse_record
 from reliora_git.rank import IndexedRecord, feedback_summary, index_record
 from reliora_git.store import Store, read_text, walk_markdown
 from reliora_git.validate import validate
@@ -42,6 +40,9 @@ class Entry:
 
 def read_entry(locator: str, text: str) -> Entry:
     """Parse and validate one record's text (the staged-blob path of the hook uses this too)."""
+    # Imported here: PyYAML costs more than a cached search (see index.py).
+    from reliora_git.parse import parse_record
+
     try:
         parsed = parse_record(text, locator)
     except RecordError as exc:
@@ -124,6 +125,8 @@ def load_catalog(store: Store) -> Catalog:
 
 
 def load_events(store: Store) -> tuple[dict[str, list[FeedbackEvent]], list[RecordError]]:
+    from reliora_git.feedback import parse_event  # PyYAML, as in read_entry
+
     events: dict[str, list[FeedbackEvent]] = defaultdict(list)
     errors: list[RecordError] = []
     for file in walk_markdown(store, store.feedback):
@@ -148,6 +151,8 @@ def catalog_from_texts(
     ``records`` and ``events`` are (locator, text) pairs in path order, like
     :func:`load_catalog` reads them from disk.
     """
+    from reliora_git.feedback import parse_event  # PyYAML, as in read_entry
+
     entries = [
         Entry(locator, error=text) if isinstance(text, RecordError) else read_entry(locator, text)
         for locator, text in records

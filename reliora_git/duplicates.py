@@ -83,7 +83,7 @@ def find_similar(
                 level = "moderate"
             levels[hit.doc.id] = (level, hit.score)
     for doc in others:
-        if candidate.fingerprint.strip("\x1f") and doc.fingerprint == candidate.fingerprint:
+        if candidate.fingerprint and doc.fingerprint == candidate.fingerprint:
             levels[doc.id] = ("strong", levels.get(doc.id, ("", 0.0))[1])
     by_id = {doc.id: doc for doc in others}
     ordered = sorted(levels.items(), key=lambda kv: (_LEVEL_ORDER[kv[1][0]], -kv[1][1], kv[0]))

@@ -10,13 +10,15 @@ import json
 import os
 import re
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from reliora_git.api import CheckReport, SearchResult
 from reliora_git.duplicates import SimilarityWarning
 from reliora_git.errors import RelioraError
 from reliora_git.model import FeedbackSummary, Record
 from reliora_git.rank import FIELDS, Hit
+
+if TYPE_CHECKING:
+    from reliora_git.api import CheckReport, SearchResult
 
 # C0 and C1 controls except tab and newline, DEL, and the bidi marks, embeddings,
 # overrides and isolates (the "Trojan Source" characters, U+061C included).

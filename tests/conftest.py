@@ -33,8 +33,13 @@ def reliora_executable() -> str:
 def _isolated_git(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Keep the user's git config and store settings out of every test."""
+    """Keep the user's git config, store settings and search cache out of every test."""
     home = tmp_path_factory.mktemp("home")
+    # The cache goes to the user cache folder (under HOME) for stores outside git, such
+    # as the read-only til corpus; never let a test write next to the shared corpus.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.delenv("RELIORA_CACHE_DIR", raising=False)
+    monkeypatch.delenv("RELIORA_NO_CACHE", raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

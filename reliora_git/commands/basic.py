@@ -9,12 +9,11 @@ import typer
 
 from reliora_git import api
 from reliora_git.commands.common import JsonFlag, RepoOption, reporting
-from reliora_git.jsonio import event_to_json, record_to_json, search_document, show_document
+from reliora_git.commands.searching import run_search
+from reliora_git.jsonio import event_to_json, record_to_json, show_document
 from reliora_git.model import OUTCOMES, FeedbackSummary
 from reliora_git.output import Printer, print_json
 from reliora_git.store import find_store
-
-LEVEL_NAMES = ("strong", "moderate", "weak")
 
 
 def init(
@@ -87,29 +86,16 @@ def search(
     Example:
       reliora search "pytest timeouts on ci" --project-context python --limit 5
     """
-    from reliora_git.config import load_config
-    from reliora_git.errors import RelioraError
-
-    with reporting(json_output):
-        if min_level is not None and min_level not in LEVEL_NAMES:
-            raise RelioraError(
-                f"--min-level must be one of {', '.join(LEVEL_NAMES)}", code="invalid_option"
-            )
-        store = find_store(repo)
-        result = api.search(
-            store,
-            query,
-            project_context=project_context,
-            min_level=min_level,
-            include_retired=include_retired,
-        )
-        shown = limit or load_config(store).search_limit
-        printer = Printer()
-        printer.skipped(result.skipped)
-        if json_output:
-            print_json(search_document(result.query, result.context, result.hits, shown))
-        else:
-            printer.search(result, shown)
+    # The body is shared with the fast start path in __main__ (see commands/searching.py).
+    run_search(
+        query,
+        project_context=project_context,
+        limit=limit,
+        min_level=min_level,
+        include_retired=include_retired,
+        repo=repo,
+        json_output=json_output,
+    )
 
 
 def show(

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from reliora_git.errors import RelioraError, from_os_error
-from reliora_git.output import one_line, print_json
+# Error reporting needs no Typer, so the fast `search` path shares it; re-exported here.
+from reliora_git.commands.reporting import fail, reporting
+from reliora_git.errors import RelioraError
+from reliora_git.output import print_json
+
+__all__ = ["JsonAwareGroup", "JsonFlag", "RepoOption", "fail", "reporting", "usage_error"]
 
 RepoOption = Annotated[
     Path | None,
@@ -23,35 +24,6 @@ RepoOption = Annotated[
     ),
 ]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of text.")]
-
-
-def fail(error: RelioraError, as_json: bool) -> NoReturn:
-    """Report ``error`` as one line on stderr (or one JSON object on stdout) and exit."""
-    if as_json:
-        print_json(error.to_json())
-    else:
-        # Messages echo ids, paths and YAML text from untrusted files: one clean line.
-        print(f"reliora: error: {one_line(str(error))}", file=sys.stderr)
-    raise typer.Exit(error.exit_code)
-
-
-@contextlib.contextmanager
-def reporting(as_json: bool = False) -> Iterator[None]:
-    """Turn the project's errors into one line and the right exit code; never a traceback."""
-    try:
-        yield
-    except RelioraError as error:
-        fail(error, as_json)
-    except BrokenPipeError:
-        # `reliora list | head` closed the pipe: not an error worth a traceback.
-        sys.stderr.close()
-        raise typer.Exit(0) from None
-    except OSError as error:
-        # Permissions, a full disk, a file where a folder should be: say so, no traceback.
-        fail(from_os_error(error), as_json)
-    except KeyboardInterrupt:
-        print("reliora: interrupted", file=sys.stderr)
-        raise typer.Exit(130) from None
 
 
 class JsonAwareGroup(TyperGroup):

@@ -1,0 +1,167 @@
+"""What a search needs of the store, from the files as they are now, through the cache.
+
+:func:`load_index` gives exactly what :class:`~reliora_git.catalog.Catalog` gives a
+search — ``indexed()``, ``feedback()`` and ``skipped()`` — without building a
+:class:`~reliora_git.model.Record` per file: a file whose size and mtime match the
+cache is not read, and PyYAML is not even imported when every file is cached. A
+file that is read goes through the same functions as the catalog (``read_text``,
+``read_entry``, ``parse_event``), so a cached and an uncached run agree by
+construction; tests compare the two.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from reliora_git.cache import FileCache, Section, Value, cache_file
+from reliora_git.errors import RecordError, RelioraError
+from reliora_git.model import FeedbackSummary
+from reliora_git.rank import IndexedRecord, feedback_summary, index_record
+from reliora_git.store import ScannedFile, Store, read_text, scan_markdown
+
+RECORDS = "experiences"
+EVENTS = "feedback"
+#: Turns a file's locator and text into the value cached for it.
+_Compute = Callable[[str, str], Value]
+#: A record's value is the tuple of its IndexedRecord; an error's is (marker, message, line).
+_DOC_LENGTH = len(IndexedRecord._fields)
+_new_tuple = tuple.__new__
+
+
+@dataclass
+class SearchIndex:
+    #: Usable records with a unique id, in path order (the first file wins an id clash).
+    docs: list[IndexedRecord]
+    feedback: dict[str, FeedbackSummary]
+    #: One error per record file that search leaves out, in path order.
+    skipped: list[RelioraError]
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while plain, acyclic data is built in bulk.
+
+    Loading 100,000 records allocates hundreds of thousands of tuples: every 700
+    of them started a collection, and the growing older generations triggered
+    full passes over everything loaded so far. Measured, that was 40% of a
+    search at 100,000 records (cProfile does not show it). Nothing built here
+    holds a reference cycle, so reference counting frees it all the same; parsing
+    (PyYAML) runs with the collector on.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def load_index(store: Store) -> SearchIndex:
+    root = store.root.resolve()
+    with paused_gc():
+        cache = FileCache(cache_file(root), root)
+    docs, skipped = _records(store, cache)
+    feedback = _feedback(store, cache)
+    cache.save()
+    return SearchIndex(docs, feedback, skipped)
+
+
+def _records(store: Store, cache: FileCache) -> tuple[list[IndexedRecord], list[RelioraError]]:
+    with paused_gc():
+        files = scan_markdown(store, store.experiences)
+        lookup = cache.section(RECORDS)
+        values = lookup.all_valid(files)
+    if values is None:
+        values = [_cached(store, lookup, file, _record_value) for file in files]
+    with paused_gc():
+        return _docs(files, values)
+
+
+def _docs(
+    files: list[ScannedFile], values: list[Value]
+) -> tuple[list[IndexedRecord], list[RelioraError]]:
+    """Usable records with a unique id, in path order, and why the others are skipped."""
+    ids = [value[0] for value in values]
+    if all(len(value) == _DOC_LENGTH for value in values) and len(set(ids)) == len(ids):
+        # The usual store: every record usable, no id twice. A cached value is the
+        # IndexedRecord's own tuple, so it becomes one without a Python-level __new__.
+        return [_new_tuple(IndexedRecord, value) for value in values], []
+    docs: list[IndexedRecord] = []
+    skipped: list[RelioraError] = []
+    owners: dict[str, str] = {}
+    for file, value in zip(files, values, strict=True):
+        if len(value) != _DOC_LENGTH:
+            skipped.append(RecordError(value[1], path=file.locator, line=value[2]))
+            continue
+        owner = owners.get(value[0])
+        if owner is not None:
+            message = f"id {value[0]!r} is already used by {owner}"
+            skipped.append(RecordError(message, path=file.locator))
+            continue
+        owners[value[0]] = file.locator
+        docs.append(_new_tuple(IndexedRecord, value))
+    return docs, skipped
+
+
+def _feedback(store: Store, cache: FileCache) -> dict[str, FeedbackSummary]:
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    files = scan_markdown(store, store.feedback)
+    lookup = cache.section(EVENTS)
+    values = lookup.all_valid(files)
+    if values is None:
+        values = [_cached(store, lookup, file, _event_value) for file in files]
+    for value in values:
+        if value[0] == "ok":
+            outcomes[value[1]].append(value[2])
+    return {rid: feedback_summary(found) for rid, found in outcomes.items()}
+
+
+def _cached(store: Store, lookup: Section, file: ScannedFile, compute: _Compute) -> Value:
+    """The value of ``file`` from the cache, or read from disk now (and cached when it can be)."""
+    if file.unreadable is None:
+        value = lookup.get(file.locator, file.size, file.mtime_ns)
+        if value is not None:
+            return value
+    try:
+        text = read_text(file.entry(store))
+    except RecordError as exc:
+        # Not cached: cheap to find again (a symlink, a size), and an I/O error may pass.
+        return ("error", exc.message, exc.line)
+    value = compute(file.locator, text)
+    lookup.put(file.locator, file.size, file.mtime_ns, value)
+    return value
+
+
+def _record_value(locator: str, text: str) -> Value:
+    # Imported here: parsing pulls in PyYAML, which a fully cached search never needs.
+    from reliora_git.catalog import read_entry
+
+    entry = read_entry(locator, text)
+    if not entry.usable or entry.record is None:
+        error = entry.first_error()
+        return ("error", error.message, error.line)
+    doc = index_record(entry.record)
+    # Interned, the few distinct values are stored once in the cache and loaded as one object.
+    return tuple(
+        doc._replace(
+            tags=tuple(sys.intern(tag) for tag in doc.tags),
+            status=sys.intern(doc.status),
+            confidence=None if doc.confidence is None else sys.intern(doc.confidence),
+        )
+    )
+
+
+def _event_value(locator: str, text: str) -> Value:
+    from reliora_git.feedback import parse_event
+
+    try:
+        event = parse_event(text, locator)
+    except RecordError as exc:
+        return ("error", exc.message, exc.line)
+    return ("ok", event.record, event.outcome)

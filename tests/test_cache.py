@@ -1,0 +1,251 @@
+"""The search cache never changes a result: every cached run equals a cold, cache-free one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reliora_git import api, cache, index
+from reliora_git.commands import searching
+from reliora_git.store import Store
+from tests.conftest import Cli, RecordMaker, git
+
+QUERIES = (
+    ("flaky timeouts",),
+    ("cache invalidation rules", "--project-context", "python"),
+    ("timeouts", "--include-retired", "--limit", "50"),
+)
+#: An mtime well outside the racy window, so that files written by a test are cached.
+OLD = 1_700_000_000_000_000_000
+
+
+def age(*paths: Path, mtime_ns: int = OLD) -> None:
+    for path in paths:
+        os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+def all_files(store: Store) -> list[Path]:
+    return [p for p in store.path.rglob("*.md") if p.is_file()]
+
+
+class Searcher:
+    """Runs `reliora search … --json` in this process (the CLI's fast path), as text."""
+
+    def __init__(
+        self, repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        self.repo, self.capsys, self.monkeypatch = repo, capsys, monkeypatch
+
+    def __call__(self, *args: str, cached: bool = True) -> tuple[int | None, str, str]:
+        with self.monkeypatch.context() as patch:
+            if not cached:
+                patch.setenv("RELIORA_NO_CACHE", "1")
+            self.capsys.readouterr()
+            code = searching.fast_main(["search", *args, "--json", "--repo", str(self.repo)])
+            out, err = self.capsys.readouterr()
+        assert code is not None
+        return code, out, err
+
+    def assert_same_as_cold(self) -> None:
+        """Each query gives the same stdout, stderr and exit code with and without the cache."""
+        for args in QUERIES:
+            warm = self(*args)
+            assert warm == self(*args), args  # a second cached run, too
+            assert warm == self(*args, cached=False), args
+
+
+@pytest.fixture
+def search(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Searcher:
+    return Searcher(repo, capsys, monkeypatch)
+
+
+def body(problem: str, solution: str = "raise the timeout for git fixtures") -> str:
+    return f"## Problems\n- {problem}\n\n## Solution\n{solution}\n"
+
+
+@pytest.fixture
+def populated(store: Store, write_record: RecordMaker) -> Store:
+    write_record("flaky-a", "Flaky pytest timeouts", body("timeouts on ci"), tags=["pytest"])
+    write_record(
+        "cache-b",
+        "Cache invalidation rules",
+        body("stale cache after edits", "key by size and mtime"),
+        project_context="python cli",
+    )
+    write_record("old-c", "Old timeouts advice", body("timeouts everywhere"), status="retired")
+    events = store.feedback / "flaky-a"
+    events.mkdir(parents=True)
+    (events / "20261202T120000Z-aaaaaa.md").write_text(
+        "---\nrecord: flaky-a\noutcome: success\nat: '2026-12-02T12:00:00Z'\n---\n"
+    )
+    age(*all_files(store))
+    return store
+
+
+def cache_files(repo: Path) -> list[Path]:
+    return list((repo / ".git" / "reliora-cache").glob("*.cache"))
+
+
+def test_cache_is_written_under_the_git_dir_and_then_used(
+    populated: Store, cli: Cli, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for args in QUERIES:  # the installed executable, as a user runs it
+        warm = cli("search", *args, "--json")
+        cold = cli("search", *args, "--json", env={"RELIORA_NO_CACHE": "1"})
+        assert (warm.returncode, warm.stdout, warm.stderr) == (
+            cold.returncode,
+            cold.stdout,
+            cold.stderr,
+        )
+    assert len(cache_files(repo)) == 1
+    assert not any(p.name.endswith(".cache") for p in repo.rglob("*") if ".git" not in p.parts)
+
+    reads: list[str] = []
+    real = index.read_text
+    monkeypatch.setattr(
+        index, "read_text", lambda entry: reads.append(entry.locator) or real(entry)
+    )
+    assert [h.doc.id for h in api.search(populated, "timeouts").hits] == ["flaky-a"]
+    assert reads == []  # every file came from the cache
+
+
+def test_edits_adds_deletes_and_renames_between_queries(
+    populated: Store, search: Searcher, write_record: RecordMaker
+) -> None:
+    assert_same_as_cold = search.assert_same_as_cold
+    assert_same_as_cold()
+    experiences = populated.experiences
+
+    # An edit that changes the size.
+    path = experiences / "flaky-a.md"
+    path.write_text(path.read_text().replace("timeouts on ci", "timeouts on shared ci runners"))
+    age(path, mtime_ns=OLD + 1)
+    assert_same_as_cold()
+
+    # An edit that keeps the size: only the mtime tells.
+    text = path.read_text()
+    path.write_text(text.replace("Flaky pytest", "Flaky gotest"))
+    assert len(path.read_text()) == len(text)
+    age(path, mtime_ns=OLD + 2_000_000_000)
+    assert_same_as_cold()
+    assert "flaky-a" in search("gotest")[1]
+
+    # Added, deleted, renamed (a rename keeps the mtime; the locator changes).
+    write_record("new-d", "Cache timeouts", body("cache timeouts on ci"))
+    age(experiences / "new-d.md")
+    assert_same_as_cold()
+    (experiences / "old-c.md").unlink()
+    assert_same_as_cold()
+    (experiences / "sub").mkdir()
+    (experiences / "cache-b.md").rename(experiences / "sub" / "cache-b.md")
+    assert_same_as_cold()
+
+    # A record that becomes invalid, and one that clashes with an existing id.
+    (experiences / "new-d.md").write_text("---\nid: [broken\n---\n")
+    age(experiences / "new-d.md", mtime_ns=OLD + 3)
+    shutil.copy2(experiences / "flaky-a.md", experiences / "zz-copy.md")
+    assert_same_as_cold()
+    assert "already used" in search("timeouts")[2]
+
+    # Feedback events added and removed count at once.
+    events = populated.feedback / "flaky-a"
+    (events / "20261202T130000Z-bbbbbb.md").write_text(
+        "---\nrecord: flaky-a\noutcome: failure\nat: '2026-12-02T13:00:00Z'\n---\n"
+    )
+    age(events / "20261202T130000Z-bbbbbb.md")
+    assert_same_as_cold()
+    (events / "20261202T120000Z-aaaaaa.md").unlink()
+    assert_same_as_cold()
+
+
+def test_same_size_rewrite_within_one_mtime_tick(populated: Store, search: Searcher) -> None:
+    """The racy case: a rewrite that keeps size *and* mtime_ns (a second write in one tick)."""
+    path = populated.experiences / "flaky-a.md"
+    text = path.read_text()
+    path.write_text(text.replace("Flaky pytest", "Flaky gotest"))
+    tick = path.stat().st_mtime_ns  # now: younger than cache.RACY_NS
+    search.assert_same_as_cold()
+    assert "flaky-a" in search("gotest")[1]
+    path.write_text(text.replace("Flaky pytest", "Flaky jstest"))
+    os.utime(path, ns=(tick, tick))
+    assert path.stat().st_mtime_ns == tick
+    assert path.stat().st_size == len(text)
+    search.assert_same_as_cold()
+    assert "flaky-a" in search("jstest")[1]
+    assert "flaky-a" not in search("gotest")[1]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: b"garbage",
+        lambda data: b"",
+        lambda data: data[: len(data) // 2],
+        lambda data: data[:-1] + bytes([data[-1] ^ 0xFF]),
+        lambda data: cache.MAGIC + b"\0\0\0\0" + b"\xff" * 64,
+    ],
+    ids=["garbage", "empty", "truncated", "flipped-byte", "bad-marshal"],
+)
+def test_a_corrupted_cache_is_ignored_and_rebuilt(
+    populated: Store, search: Searcher, repo: Path, damage: object
+) -> None:
+    search.assert_same_as_cold()
+    (cache_path,) = cache_files(repo)
+    assert callable(damage)
+    cache_path.write_bytes(damage(cache_path.read_bytes()))
+    search.assert_same_as_cold()
+    assert cache.FileCache(cache_path, repo.resolve())._load()  # rebuilt: loads again
+
+
+def test_a_cache_of_another_code_version_is_ignored(
+    populated: Store, search: Searcher, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    search.assert_same_as_cold()
+    (cache_path,) = cache_files(repo)
+    assert cache.FileCache(cache_path, repo.resolve())._load()
+    monkeypatch.setattr(cache, "CACHE_FORMAT", cache.CACHE_FORMAT + 1)
+    assert cache.FileCache(cache_path, repo.resolve())._load() == {}
+
+
+def test_cache_off_and_outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    found = cache.cache_file(root)
+    assert found is not None and found.parent == tmp_path / "xdg" / "reliora"
+    monkeypatch.setenv("RELIORA_NO_CACHE", "1")
+    assert cache.cache_file(root) is None
+
+
+def test_worktrees_share_the_common_git_dir(repo: Path, store: Store, tmp_path: Path) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "store")
+    other = tmp_path / "other"
+    git(repo, "worktree", "add", "-q", str(other))
+    common = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=other,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert cache.git_common_dir(other / ".reliora") == Path(common).resolve()
+    main_file, other_file = cache.cache_file(repo), cache.cache_file(other)
+    assert main_file is not None and other_file is not None
+    assert main_file.parent == other_file.parent == Path(common).resolve() / "reliora-cache"
+    assert main_file != other_file  # one file per work tree: same locators, other files
+
+
+def test_a_cache_that_cannot_be_written_only_costs_speed(
+    populated: Store, search: Searcher, repo: Path
+) -> None:
+    # A file where the cache folder should be: every write fails (chmod would not stop root).
+    (repo / ".git" / "reliora-cache").write_text("not a folder")
+    search.assert_same_as_cold()
+    assert (repo / ".git" / "reliora-cache").read_text() == "not a folder"

@@ -1,0 +1,292 @@
+"""The speed-ups change no result: on the til corpus, and against independent implementations.
+
+* the cached search index (index.py) against the catalog of fully parsed records;
+* the prefilter in rank.py against scoring every record with the plain matching rule;
+* the fast start path of `reliora search` against Typer, and its option table against
+  the Typer declaration.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reliora_git import rank as rank_module
+from reliora_git.catalog import Catalog, load_catalog
+from reliora_git.commands import searching
+from reliora_git.index import load_index
+from reliora_git.jsonio import search_document
+from reliora_git.model import Record
+from reliora_git.output import print_json
+from reliora_git.rank import ContextFilter, Query, index_record, rank
+from reliora_git.store import Store
+from reliora_git.tokens import token_matches, tokenize
+from tests.conftest import Cli, RecordMaker
+
+TIL_QUERIES: tuple[tuple[str, str | None], ...] = (
+    ("migration", None),
+    ("postgres index performance", None),
+    ("environment variable", None),
+    ("search and replace", "vim"),
+    ("git rebase", "git"),
+    ("timeouts", None),
+    ("configuration files", "unix"),
+    ("react hooks state", None),
+)
+
+
+def catalog_document(catalog: Catalog, text: str, context: str | None, limit: int) -> str:
+    """The `search --json` document as the code before the cache built it: full catalog."""
+    query = Query.parse(text)
+    ctx = ContextFilter.parse(context) if context else None
+    hits = rank(catalog.indexed(), query, feedback=catalog.feedback(), context=ctx)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        print_json(search_document(query, ctx, hits, limit))
+    return out.getvalue()
+
+
+def test_til_search_json_is_byte_identical_to_a_cache_free_catalog_run(
+    til_corpus: Path, tmp_path: Path
+) -> None:
+    cli = Cli(tmp_path)
+    env = {"RELIORA_CACHE_DIR": str(tmp_path / "cache")}
+    catalog = load_catalog(Store(til_corpus))
+    for n, (text, context) in enumerate(TIL_QUERIES):
+        args = ["search", text, "--json", "--limit", "25", "--repo", str(til_corpus)]
+        if context:
+            args += ["--project-context", context]
+        expected = catalog_document(catalog, text, context, 25)
+        assert json.loads(expected)["total"] > 0, text
+        for _ in range(2):  # the first run fills the cache, the second reads it
+            done = cli(*args, env=env)
+            assert done.returncode == 0, done.stderr
+            assert done.stdout == expected, (text, context)
+        if n < 2:  # the cache turned off, as well (slow: every record parsed)
+            cold = cli(*args, env={"RELIORA_NO_CACHE": "1"})
+            assert cold.stdout == expected
+
+
+def test_index_gives_what_the_catalog_gives(store: Store, write_record: RecordMaker) -> None:
+    write_record("a-one", "Timeouts in pytest", tags=["pytest"])
+    write_record("b-two", "Retired advice", status="retired")
+    write_record("c-clash", "Same id as a", body="## Task\nx\n\n## Solution\ny\n")
+    (store.experiences / "c-clash.md").write_text(
+        (store.experiences / "c-clash.md").read_text().replace("id: c-clash", "id: a-one")
+    )
+    (store.experiences / "d-broken.md").write_text("---\nid: [\n---\n")
+    (store.experiences / "e-invalid.md").write_text("---\nid: e-invalid\ntitle: t\n---\n")
+    (store.feedback / "a-one").mkdir()
+    (store.feedback / "a-one" / "x.md").write_text(
+        "---\nrecord: a-one\noutcome: partial\nat: now\n---\n"
+    )
+    (store.feedback / "a-one" / "bad.md").write_text("---\nrecord: a-one\noutcome: meh\n---\n")
+    catalog = load_catalog(store)
+    index = load_index(store)
+    assert index.docs == catalog.indexed()
+    assert index.feedback == catalog.feedback()
+    assert [str(e) for e in index.skipped] == [str(e) for e in catalog.skipped()]
+    assert len(index.skipped) == 3
+
+
+# --- the prefilter, against the matching rule applied token by token ---------------------
+
+WORDS = ["time", "timeout", "timeouts", "timer", "cache", "caches", "cached", "git", "tests"]
+texts = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join)
+
+
+def naive_fields(record: Record) -> list[list[str]]:
+    """The text pieces of each scoring component, in FIELDS order (SPEC.md §5)."""
+    return [
+        record.tags,
+        [record.title],
+        record.problems,
+        [record.task],
+        [record.solution, record.why_it_worked],
+        [record.project_context],
+        [record.applicability],
+        record.failed_attempts,
+        record.warnings,
+    ]
+
+
+def naive_counts(record: Record, query: Query) -> list[set[str]]:
+    """For each component, the query tokens matching one of its tokens (SPEC.md §4)."""
+    counts = []
+    for pieces in naive_fields(record):
+        tokens = {t for piece in pieces for t in tokenize(piece)}
+        counts.append(
+            {q.text for q in query.tokens if any(token_matches(q.text, t) for t in tokens)}
+        )
+    return counts
+
+
+def naive_matches(record: Record, query: Query) -> set[str]:
+    return set().union(*naive_counts(record, query))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    records=st.lists(
+        st.builds(
+            Record,
+            title=texts,
+            tags=st.lists(st.sampled_from(WORDS), max_size=2),
+            problems=st.lists(texts, max_size=2),
+            solution=texts,
+            warnings=st.lists(texts, max_size=2),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join),
+    chunk=st.sampled_from([1, 2, 5, 4096]),
+)
+def test_prefilter_keeps_exactly_the_records_that_match(
+    records: list[Record], query: str, chunk: int
+) -> None:
+    for i, record in enumerate(records):
+        record.id = f"r{i}"
+    docs = [index_record(r) for r in records]
+    parsed = Query.parse(query)
+    original_chunk = rank_module.PREFILTER_CHUNK
+    rank_module.PREFILTER_CHUNK = chunk
+    try:
+        hits = {hit.doc.id: hit for hit in rank(docs, parsed)}
+    finally:
+        rank_module.PREFILTER_CHUNK = original_chunk
+    for record, doc in zip(records, docs, strict=True):
+        matched = naive_matches(record, parsed)
+        assert (doc.id in hits) == bool(matched)
+        if matched:
+            hit = hits[doc.id]
+            assert set(hit.matched_tokens) == matched
+            assert hit == rank_module.score_record(doc, parsed)
+            multiplier = hit.breakdown["coverageMultiplier"]
+            for name, weight, found in zip(
+                rank_module.FIELDS, rank_module._WEIGHTS, naive_counts(record, parsed), strict=True
+            ):
+                assert hit.breakdown[name] == weight * len(found) * multiplier, name
+
+
+# --- the fast start path of `reliora search` ---------------------------------------------
+
+
+def test_fast_option_table_matches_the_typer_declaration() -> None:
+    import typer.main
+
+    from reliora_git.cli import app
+
+    command = typer.main.get_command(app).commands["search"]  # type: ignore[attr-defined]
+    declared: dict[str, tuple[str, bool]] = {}
+    positional = []
+    for param in command.params:
+        if not param.opts[0].startswith("-"):
+            positional.append(param.name)
+            continue
+        assert not param.secondary_opts, param.opts
+        for spelling in param.opts:
+            declared[spelling] = (param.name, not param.is_flag)
+    declared.pop("-h", None)
+    declared.pop("--help", None)
+    assert declared == searching.SEARCH_OPTIONS
+    assert positional == ["query"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["-h"],
+        ["q", "-n5"],
+        ["q", "--limit", "0"],
+        ["q", "--limit", "+5"],
+        ["q", "--limit"],
+        ["q", "--limit", "--json"],
+        ["a", "b"],
+        [],
+        ["q", "--", "x"],
+        ["q", "--json", "--json"],
+        ["q", "--json=1"],
+        ["q", "--unknown"],
+        ["q", "--no-json"],
+        ["q", "--repo", ""],
+    ],
+)
+def test_fast_path_leaves_unusual_argv_to_typer(args: list[str]) -> None:
+    assert searching.parse_search_argv(args) is None
+
+
+def test_fast_path_reads_plain_argv() -> None:
+    assert searching.parse_search_argv(
+        ["flaky ci", "-p", "python", "--limit=3", "--json", "--repo", "r", "--include-retired"]
+    ) == {
+        "query": "flaky ci",
+        "project_context": "python",
+        "limit": 3,
+        "json_output": True,
+        "repo": Path("r"),
+        "include_retired": True,
+    }
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["timeouts"],
+        ["timeouts", "--json"],
+        ["flaky timeouts", "--json", "-p", "python", "--limit", "1"],
+        ["timeouts", "--project-context=ruby", "--json"],
+        ["timeouts", "--min-level", "strong", "--json"],
+        ["timeouts", "--min-level", "bogus"],
+        ["timeouts", "--min-level", "bogus", "--json"],
+        ["the of and", "--json"],
+        ["timeouts", "--include-retired", "-n", "5"],
+        ["timeouts", "--repo", "/nonexistent/store", "--json"],
+        ["--limit", "2", "timeouts"],
+    ],
+)
+def test_fast_path_and_typer_print_the_same(
+    store: Store, write_record: RecordMaker, cli: Cli, args: list[str]
+) -> None:
+    write_record("flaky-a", "Flaky pytest timeouts", tags=["pytest"], project_context="python")
+    write_record("old-b", "Old timeouts", status="retired")
+    (store.experiences / "broken.md").write_text("---\nid: [\n---\n")
+    fast = cli("search", *args)
+    typer_path = cli("search", *args, env={"RELIORA_FAST_CLI": "0"})
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        typer_path.returncode,
+        typer_path.stdout,
+        typer_path.stderr,
+    )
+
+
+def test_a_cached_search_imports_no_typer_yaml_or_gitpython(
+    store: Store, write_record: RecordMaker, repo: Path
+) -> None:
+    path = write_record("flaky-a", "Flaky pytest timeouts")
+    os.utime(path, ns=(1_700_000_000_000_000_000,) * 2)  # old enough to be cached
+    code = (
+        "import sys\n"
+        "from reliora_git.commands.searching import fast_main\n"
+        f"fast_main(['search', 'timeouts', '--json', '--repo', {str(repo)!r}])\n"
+        "heavy = {'typer', 'click', 'yaml', 'frontmatter', 'git', 'rich', 'pydantic'}\n"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
+    )
+    found = []
+    for _ in range(2):  # the first run parses the record (PyYAML), the second reads the cache
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True
+        )
+        assert "flaky-a" in done.stdout
+        found.append(done.stdout.strip().splitlines()[-1])
+    assert found == ["['frontmatter', 'yaml']", "[]"]
