@@ -52,6 +52,20 @@ def read_entry(locator: str, text: str) -> Entry:
     )
 
 
+def choose_id_owners(claims: Iterable[tuple[str, str]], experiences: str) -> dict[str, str]:
+    """Id → the locator that owns it, from (id, locator) claims in path order.
+
+    The file at ``<experiences>/<id>.md`` wins, else the first in path order: a file
+    added later cannot take over an existing id (and its feedback) just by sorting
+    first, e.g. ``experiences/0000.md`` claiming the id of a trusted record.
+    """
+    owners: dict[str, str] = {}
+    for record_id, locator in claims:
+        if record_id not in owners or locator == f"{experiences}/{record_id}.md":
+            owners[record_id] = locator
+    return owners
+
+
 @dataclass
 class Catalog:
     store: Store
@@ -61,20 +75,13 @@ class Catalog:
     feedback_errors: list[RecordError]
 
     def id_owners(self) -> dict[str, str]:
-        """Id → locator of the usable file that holds it when several claim the same id.
-
-        The file at ``experiences/<id>.md`` wins, else the first in path order: a file
-        added later cannot take over an existing id (and its feedback) just by sorting
-        first, e.g. ``experiences/0000.md`` claiming the id of a trusted record.
-        """
-        owners: dict[str, str] = {}
-        for entry in self.entries:
-            if entry.usable and entry.record is not None:
-                rid = entry.record.id
-                canonical = self.store.locator(self.store.experiences / f"{rid}.md")
-                if rid not in owners or entry.locator == canonical:
-                    owners[rid] = entry.locator
-        return owners
+        """Id → locator of the usable file that holds it (see :func:`choose_id_owners`)."""
+        claims = [
+            (entry.record.id, entry.locator)
+            for entry in self.entries
+            if entry.usable and entry.record is not None
+        ]
+        return choose_id_owners(claims, self.store.locator(self.store.experiences))
 
     @property
     def records(self) -> list[Record]:

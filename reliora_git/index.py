@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from reliora_git.cache import FileCache, Section, Value, cache_file
+from reliora_git.catalog import choose_id_owners
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.model import FeedbackSummary
 from reliora_git.rank import IndexedRecord, feedback_summary, index_record
@@ -80,11 +81,11 @@ def _records(store: Store, cache: FileCache) -> tuple[list[IndexedRecord], list[
     if values is None:
         values = [_cached(store, lookup, file, _record_value) for file in files]
     with paused_gc():
-        return _docs(files, values)
+        return _docs(store, files, values)
 
 
 def _docs(
-    files: list[ScannedFile], values: list[Value]
+    store: Store, files: list[ScannedFile], values: list[Value]
 ) -> tuple[list[IndexedRecord], list[RelioraError]]:
     """Usable records with a unique id, in path order, and why the others are skipped."""
     ids = [value[0] for value in values]
@@ -92,20 +93,22 @@ def _docs(
         # The usual store: every record usable, no id twice. A cached value is the
         # IndexedRecord's own tuple, so it becomes one without a Python-level __new__.
         return [_new_tuple(IndexedRecord, value) for value in values], []
+    claims = [
+        (value[0], file.locator)
+        for file, value in zip(files, values, strict=True)
+        if len(value) == _DOC_LENGTH
+    ]
+    owners = choose_id_owners(claims, store.locator(store.experiences))
     docs: list[IndexedRecord] = []
     skipped: list[RelioraError] = []
-    owners: dict[str, str] = {}
     for file, value in zip(files, values, strict=True):
         if len(value) != _DOC_LENGTH:
             skipped.append(RecordError(value[1], path=file.locator, line=value[2]))
-            continue
-        owner = owners.get(value[0])
-        if owner is not None:
-            message = f"id {value[0]!r} is already used by {owner}"
+        elif owners[value[0]] != file.locator:
+            message = f"id {value[0]!r} is already used by {owners[value[0]]}"
             skipped.append(RecordError(message, path=file.locator))
-            continue
-        owners[value[0]] = file.locator
-        docs.append(_new_tuple(IndexedRecord, value))
+        else:
+            docs.append(_new_tuple(IndexedRecord, value))
     return docs, skipped
 
 
