@@ -16,7 +16,7 @@ from reliora_git.catalog import Catalog, Entry, load_catalog
 from reliora_git.duplicates import SimilarityWarning, find_similar
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.index import load_index, paused_gc
-from reliora_git.model import OUTCOMES, FeedbackEvent, Problem, Record
+from reliora_git.model import OUTCOMES, FeedbackEvent, FeedbackSummary, Problem, Record
 from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query, index_record, rank
 from reliora_git.store import Store, check_id, new_id, write_new
 from reliora_git.validate import validate
@@ -265,18 +265,31 @@ def check(store: Store, paths: list[str] | None = None) -> CheckReport:
     return check_entries(catalog, catalog.entries, similar_for=named)
 
 
-def check_entries(
-    catalog: Catalog, entries: list[Entry], similar_for: set[str] | None
-) -> CheckReport:
-    """Reports for ``entries`` judged against ``catalog`` (the hook passes staged entries)."""
-    docs = catalog.indexed()
-    feedback = catalog.feedback()
+@dataclass(frozen=True)
+class StoreView:
+    """What judging a record needs of the rest of the store."""
+
+    docs: list[IndexedRecord]
+    feedback: dict[str, FeedbackSummary]
+    #: Id → the file that owns it; ids of files that are not usable count too.
+    owners: dict[str, str]
+
+
+def view_of(catalog: Catalog) -> StoreView:
     owners = catalog.id_owners()
     for entry in catalog.entries:
         if entry.record is not None and entry.record.id:
             owners.setdefault(entry.record.id, entry.locator)
+    return StoreView(catalog.indexed(), catalog.feedback(), owners)
+
+
+def check_entries(
+    catalog: Catalog | StoreView, entries: list[Entry], similar_for: set[str] | None
+) -> CheckReport:
+    """Reports for ``entries`` judged against the store (the hook passes staged entries)."""
+    view = catalog if isinstance(catalog, StoreView) else view_of(catalog)
     twins: dict[str, list[IndexedRecord]] = defaultdict(list)
-    for doc in docs:
+    for doc in view.docs:
         twins[doc.fingerprint].append(doc)
     reports = []
     for entry in entries:
@@ -286,17 +299,17 @@ def check_entries(
         report.problems.extend(entry.problems)
         rec = entry.record
         if rec is not None and rec.id:
-            owner = owners.get(rec.id)
+            owner = view.owners.get(rec.id)
             if owner is not None and owner != entry.locator:
                 report.problems.append(Problem("error", f"id {rec.id!r} is also used by {owner}"))
         if rec is not None and entry.usable:
             # Named files get the full lexical search; the rest only their exact twins.
             pool = (
-                docs
+                view.docs
                 if similar_for is not None and entry.locator in similar_for
                 else (twins.get(index_record(rec).fingerprint, []))
             )
-            report.similar = find_similar(rec, pool, feedback)
+            report.similar = find_similar(rec, pool, view.feedback)
         if report.problems or report.similar:
             reports.append(report)
     return CheckReport(len(entries), reports)

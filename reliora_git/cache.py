@@ -229,10 +229,9 @@ class FileCache:
         changed = {name: section.stored() for name, section in self._sections.items()}
         if all(stored is None for stored in changed.values()):
             return
-        sections = {
-            name: self._stored.get(name, ([], [])) if stored is None else stored
-            for name, stored in changed.items()
-        }
+        # Sections this run did not touch are kept as they were.
+        sections = dict(self._stored)
+        sections.update({name: stored for name, stored in changed.items() if stored is not None})
         payload = marshal.dumps((code_stamp(self.root), sections))
         # Written in pieces: one joined copy would be another 100 MB at 100,000 records.
         pieces = (MAGIC, zlib.crc32(payload).to_bytes(4, "big"), payload)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from reliora_git.cache import FileCache, Section, Value, cache_file
-from reliora_git.catalog import choose_id_owners
+from reliora_git.catalog import Entry, choose_id_owners
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.model import FeedbackSummary
 from reliora_git.rank import IndexedRecord, feedback_summary, index_record
@@ -79,13 +79,13 @@ def _records(store: Store, cache: FileCache) -> tuple[list[IndexedRecord], list[
         lookup = cache.section(RECORDS)
         values = lookup.all_valid(files)
     if values is None:
-        values = [_cached(store, lookup, file, _record_value) for file in files]
+        values = [_cached(store, lookup, file, record_value) for file in files]
     with paused_gc():
-        return _docs(store, files, values)
+        return docs_from_values(store, [file.locator for file in files], values)
 
 
-def _docs(
-    store: Store, files: list[ScannedFile], values: list[Value]
+def docs_from_values(
+    store: Store, locators: list[str], values: list[Value]
 ) -> tuple[list[IndexedRecord], list[RelioraError]]:
     """Usable records with a unique id, in path order, and why the others are skipped."""
     ids = [value[0] for value in values]
@@ -94,31 +94,36 @@ def _docs(
         # IndexedRecord's own tuple, so it becomes one without a Python-level __new__.
         return [_new_tuple(IndexedRecord, value) for value in values], []
     claims = [
-        (value[0], file.locator)
-        for file, value in zip(files, values, strict=True)
+        (value[0], locator)
+        for locator, value in zip(locators, values, strict=True)
         if len(value) == _DOC_LENGTH
     ]
     owners = choose_id_owners(claims, store.locator(store.experiences))
     docs: list[IndexedRecord] = []
     skipped: list[RelioraError] = []
-    for file, value in zip(files, values, strict=True):
+    for locator, value in zip(locators, values, strict=True):
         if len(value) != _DOC_LENGTH:
-            skipped.append(RecordError(value[1], path=file.locator, line=value[2]))
-        elif owners[value[0]] != file.locator:
+            skipped.append(RecordError(value[1], path=locator, line=value[2]))
+        elif owners[value[0]] != locator:
             message = f"id {value[0]!r} is already used by {owners[value[0]]}"
-            skipped.append(RecordError(message, path=file.locator))
+            skipped.append(RecordError(message, path=locator))
         else:
             docs.append(_new_tuple(IndexedRecord, value))
     return docs, skipped
 
 
 def _feedback(store: Store, cache: FileCache) -> dict[str, FeedbackSummary]:
-    outcomes: dict[str, list[str]] = defaultdict(list)
     files = scan_markdown(store, store.feedback)
     lookup = cache.section(EVENTS)
     values = lookup.all_valid(files)
     if values is None:
-        values = [_cached(store, lookup, file, _event_value) for file in files]
+        values = [_cached(store, lookup, file, event_value) for file in files]
+    return feedback_from_values(values)
+
+
+def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
+    """Feedback summaries by record id from :func:`event_value` values (errors count nothing)."""
+    outcomes: dict[str, list[str]] = defaultdict(list)
     for value in values:
         if value[0] == "ok":
             outcomes[value[1]].append(value[2])
@@ -135,20 +140,24 @@ def _cached(store: Store, lookup: Section, file: ScannedFile, compute: _Compute)
         text = read_text(file.entry(store))
     except RecordError as exc:
         # Not cached: cheap to find again (a symlink, a size), and an I/O error may pass.
-        return ("error", exc.message, exc.line)
+        return error_value(exc)
     value = compute(file.locator, text)
     lookup.put(file.locator, file.size, file.mtime_ns, value)
     return value
 
 
-def _record_value(locator: str, text: str) -> Value:
+def record_value(locator: str, text: str) -> Value:
     # Imported here: parsing pulls in PyYAML, which a fully cached search never needs.
     from reliora_git.catalog import read_entry
 
-    entry = read_entry(locator, text)
+    return entry_value(read_entry(locator, text))
+
+
+def entry_value(entry: Entry) -> Value:
+    """What a search needs of one parsed file: its IndexedRecord tuple, or why it is skipped."""
     if not entry.usable or entry.record is None:
         error = entry.first_error()
-        return ("error", error.message, error.line)
+        return error_value(error)
     doc = index_record(entry.record)
     # Interned, the few distinct values are stored once in the cache and loaded as one object.
     return tuple(
@@ -160,11 +169,15 @@ def _record_value(locator: str, text: str) -> Value:
     )
 
 
-def _event_value(locator: str, text: str) -> Value:
+def error_value(error: RelioraError) -> Value:
+    return ("error", error.message, error.line)
+
+
+def event_value(locator: str, text: str) -> Value:
     from reliora_git.feedback import parse_event
 
     try:
         event = parse_event(text, locator)
     except RecordError as exc:
-        return ("error", exc.message, exc.line)
+        return error_value(exc)
     return ("ok", event.record, event.outcome)

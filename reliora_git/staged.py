@@ -13,14 +13,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reliora_git import git
-from reliora_git.api import CheckReport, FileReport, check_entries
-from reliora_git.catalog import Catalog, Entry, TextOrError, catalog_from_texts
+from reliora_git.api import CheckReport, FileReport, StoreView, check_entries
+from reliora_git.cache import FileCache, Value, cache_file
+from reliora_git.catalog import Entry, TextOrError, read_entry
 from reliora_git.errors import RecordError, RelioraError
+from reliora_git.index import (
+    docs_from_values,
+    entry_value,
+    error_value,
+    event_value,
+    feedback_from_values,
+    record_value,
+)
 from reliora_git.model import Problem
 from reliora_git.store import MAX_RECORD_BYTES, STORE_DIR, Store, decode_utf8, find_store
 
 EXPERIENCES = f"{STORE_DIR}/experiences/"
 FEEDBACK = f"{STORE_DIR}/feedback/"
+#: Cache sections of staged files, keyed by locator, mode and blob id (see BlobValues).
+RECORDS_BY_BLOB = "staged-experiences"
+EVENTS_BY_BLOB = "staged-feedback"
 #: Statuses of `git diff --raw` whose new side is a record to check (deletions are ignored).
 CHECKED_STATUSES = frozenset("ACMRT")
 _SYMLINK_MODE = "120000"
@@ -46,7 +58,8 @@ def find_git_store(repo: str | os.PathLike[str] | None = None) -> Store:
 
 @dataclass
 class StagedStore:
-    catalog: Catalog
+    #: The staged store as far as judging a record needs it.
+    view: StoreView
     #: Records added, copied, modified or renamed in the index, in path order.
     changed: list[Entry]
     #: Store files with unresolved conflicts (index stages 1-3).
@@ -79,25 +92,103 @@ def read_staged_store(store: Store) -> StagedStore:
     }
     if not changed and not any(change.status == "U" for change in changes):
         # Most commits touch no record: skip reading the store from the index.
-        return StagedStore(catalog_from_texts(store, [], []), [], [])
+        return StagedStore(StoreView([], {}, {}), [], [])
     index = [(entry.path[len(prefix) :], entry) for entry in git.ls_files_stage(store.root, specs)]
     conflicts = sorted({locator for locator, entry in index if entry.stage != 0})
     merged = [(locator, entry) for locator, entry in index if entry.stage == 0]
     records = [(loc, e) for loc, e in merged if is_store_file(loc, EXPERIENCES)]
     events = [(loc, e) for loc, e in merged if is_store_file(loc, FEEDBACK)]
-    blobs = git.read_blobs(
-        store.root,
-        [e.blob for _, e in records + events if e.mode not in NOT_FILES],
-        MAX_RECORD_BYTES,
-    )
-    catalog = catalog_from_texts(
-        store,
-        [blob_text(loc, e, blobs) for loc, e in records],
-        [blob_text(loc, e, blobs) for loc, e in events],
-    )
-    return StagedStore(
-        catalog, [entry for entry in catalog.entries if entry.locator in changed], conflicts
-    )
+    with BlobValues(store) as values:
+        values.fetch([(loc, e) for loc, e in records if loc not in changed], RECORDS_BY_BLOB)
+        values.fetch(events, EVENTS_BY_BLOB)
+        values.fetch_texts([(loc, e) for loc, e in records if loc in changed])
+        changed_entries = []
+        record_values = []
+        for locator, entry in records:
+            if locator in changed:
+                text = values.text(locator, entry)
+                parsed = (
+                    Entry(locator, error=text)
+                    if isinstance(text, RecordError)
+                    else read_entry(locator, text)
+                )
+                changed_entries.append(parsed)
+                record_values.append(entry_value(parsed))
+            else:
+                record_values.append(values.value(locator, entry, RECORDS_BY_BLOB))
+        event_values = [values.value(loc, e, EVENTS_BY_BLOB) for loc, e in events]
+    docs, _ = docs_from_values(store, [loc for loc, _ in records], record_values)
+    owners = {doc.id: doc.locator for doc in docs}
+    for parsed in changed_entries:
+        # An invalid staged record still claims its id (check_entries reports clashes).
+        if parsed.record is not None and parsed.record.id:
+            owners.setdefault(parsed.record.id, parsed.locator)
+    view = StoreView(docs, feedback_from_values(event_values), owners)
+    return StagedStore(view, changed_entries, conflicts)
+
+
+class BlobValues:
+    """What each staged file gives a search, cached by (locator, blob id).
+
+    A blob id names exact content, so unlike the working-tree cache no size, mtime
+    or racy-write rule is needed: a cached value is right for as long as the blob
+    is in the index. Only blobs without a cached value (and the changed records,
+    which are parsed in full) are read, in one ``git cat-file --batch``.
+    """
+
+    def __init__(self, store: Store) -> None:
+        root = store.root.resolve()
+        self.store = store
+        # A file of its own, so that a search never loads what only the hook needs.
+        path = cache_file(root)
+        self.cache = FileCache(path and path.with_name(path.name + "-staged"), root)
+        self.cached: dict[str, Value] = {}
+        self.wanted: list[tuple[str, git.IndexEntry]] = []
+        self.blobs: dict[str, git.Blob] = {}
+
+    def __enter__(self) -> BlobValues:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cache.save()
+
+    @staticmethod
+    def key(locator: str, entry: git.IndexEntry) -> str:
+        return f"{locator}\0{entry.mode}\0{entry.blob}"
+
+    def fetch(self, files: list[tuple[str, git.IndexEntry]], section: str) -> None:
+        lookup = self.cache.section(section)
+        for locator, entry in files:
+            value = lookup.get(self.key(locator, entry), 0, 0)
+            if value is None:
+                self.wanted.append((locator, entry))
+            else:
+                self.cached[self.key(locator, entry)] = value
+
+    def fetch_texts(self, files: list[tuple[str, git.IndexEntry]]) -> None:
+        self.wanted.extend(files)
+
+    def _read(self) -> None:
+        missing = [e.blob for _, e in self.wanted if e.mode not in NOT_FILES]
+        if missing and not self.blobs:
+            self.blobs = git.read_blobs(self.store.root, missing, MAX_RECORD_BYTES)
+
+    def text(self, locator: str, entry: git.IndexEntry) -> str | RecordError:
+        self._read()
+        return blob_text(locator, entry, self.blobs)[1]
+
+    def value(self, locator: str, entry: git.IndexEntry, section: str) -> Value:
+        key = self.key(locator, entry)
+        found = self.cached.get(key)
+        if found is not None:
+            return found
+        text = self.text(locator, entry)
+        if isinstance(text, RecordError):
+            return error_value(text)
+        compute = record_value if section == RECORDS_BY_BLOB else event_value
+        value = compute(locator, text)
+        self.cache.section(section).put(key, 0, 0, value)
+        return value
 
 
 def blob_text(locator: str, entry: git.IndexEntry, blobs: dict[str, git.Blob]) -> TextOrError:
@@ -129,7 +220,7 @@ def check_staged(store: Store, *, duplicates: bool = True) -> StagedCheck:
     """Validate the staged records and seek their duplicates in the staged store."""
     staged = read_staged_store(store)
     similar_for = {entry.locator for entry in staged.changed} if duplicates else set()
-    report = check_entries(staged.catalog, staged.changed, similar_for=similar_for)
+    report = check_entries(staged.view, staged.changed, similar_for=similar_for)
     if not duplicates:
         for file in report.files:
             file.similar = []

@@ -1,0 +1,59 @@
+"""The hook's cache of staged files (keyed by blob id) never changes what `check --staged` says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reliora_git.store import Store
+from tests.conftest import Cli, RecordMaker, git
+
+
+def staged_report(cli: Cli, cached: bool) -> str:
+    env = {} if cached else {"RELIORA_NO_CACHE": "1"}
+    done = cli("check", "--staged", "--json", env=env)
+    assert done.returncode in (0, 1), done.stderr
+    return done.stdout
+
+
+def test_cached_and_uncached_staged_checks_agree_as_the_index_changes(
+    repo: Path, store: Store, cli: Cli, write_record: RecordMaker
+) -> None:
+    write_record("deploy-rollback", "Deploy rollback plan", tags=["deploy"], project_context="ops")
+    write_record("pytest-timeouts", "Flaky pytest timeouts", tags=["pytest"], project_context="py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "records")
+
+    write_record("rollback-again", "Deploy rollback plan again", tags=["deploy"],
+                 project_context="ops")
+    git(repo, "add", "-A")
+    cold = staged_report(cli, cached=True)  # builds the cache
+    assert "deploy-rollback" in cold
+    assert staged_report(cli, cached=True) == cold == staged_report(cli, cached=False)
+
+    # An unchanged record's staged blob changes: its cached value must not be reused.
+    write_record("pytest-timeouts", "Deploy rollback plan", tags=["deploy"], project_context="ops")
+    git(repo, "add", "-A")
+    after = staged_report(cli, cached=True)
+    assert after == staged_report(cli, cached=False)
+    assert after != cold
+
+    # Feedback staged for a record counts at once.
+    done = cli("feedback", "deploy-rollback", "success")
+    assert done.returncode == 0, done.stderr
+    git(repo, "add", "-A")
+    assert staged_report(cli, cached=True) == staged_report(cli, cached=False)
+
+
+def test_a_search_after_a_staged_check_still_uses_and_keeps_its_cache(
+    repo: Path, store: Store, cli: Cli, write_record: RecordMaker
+) -> None:
+    write_record("one", "Deploy rollback plan", tags=["deploy"])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    write_record("two", "Deploy rollback plan, again", tags=["deploy"])
+    git(repo, "add", "-A")
+    first = cli("search", "deploy", "--json").stdout
+    staged_report(cli, cached=True)
+    assert cli("search", "deploy", "--json").stdout == first
+    caches = sorted(p.name for p in (repo / ".git" / "reliora-cache").iterdir())
+    assert len(caches) == 2 and caches[1] == caches[0] + "-staged"
