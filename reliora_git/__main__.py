@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
+#: What the pre-commit hook runs (see commands/check_staged.py); kept here, not imported,
+#: so that other commands load nothing for it.
+_HOOK_ARGV = [["check", "--staged"], ["check", "--staged", "--json"]]
+
 
 def main() -> None:
     # A file name that is not UTF-8 reaches the output as lone surrogates; print an
@@ -27,6 +31,10 @@ def main() -> None:
         code = fast_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
+    if sys.argv[1:] in _HOOK_ARGV and os.environ.get("RELIORA_FAST_CLI", "1") != "0":
+        from reliora_git.commands.check_staged import run_check_staged
+
+        sys.exit(run_check_staged(None, None, json_output="--json" in sys.argv))
     from reliora_git.cli import app
 
     app(prog_name="reliora")

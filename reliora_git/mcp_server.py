@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from reliora_git import __version__, api, mcp_help
-from reliora_git.commands.check import report_to_json
+from reliora_git.commands.check_staged import report_to_json
 from reliora_git.config import load_config
 from reliora_git.errors import RelioraError, from_os_error
 from reliora_git.jsonio import event_to_json, record_from_json, search_document, show_document

@@ -57,3 +57,20 @@ def test_a_search_after_a_staged_check_still_uses_and_keeps_its_cache(
     assert cli("search", "deploy", "--json").stdout == first
     caches = sorted(p.name for p in (repo / ".git" / "reliora-cache").iterdir())
     assert len(caches) == 2 and caches[1] == caches[0] + "-staged"
+
+
+def test_the_hooks_fast_start_path_answers_like_the_full_cli(
+    repo: Path, store: Store, cli: Cli, write_record: RecordMaker
+) -> None:
+    write_record("one", "Deploy rollback plan", tags=["deploy"], project_context="ops")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    write_record("two", "Deploy rollback plan", tags=["deploy"], project_context="ops")
+    (store.experiences / "broken.md").write_text("---\nid: broken\n---\n")
+    git(repo, "add", "-A")
+    for args in (["check", "--staged"], ["check", "--staged", "--json"]):
+        fast = cli(*args)
+        full = cli(*args, env={"RELIORA_FAST_CLI": "0"})
+        assert fast.returncode == full.returncode == 1
+        assert fast.stdout == full.stdout
+        assert "SIMILAR_EXPERIENCE_FOUND" in fast.stdout or "SIMILAR_EXPERIENCE_FOUND" in fast.stderr

@@ -1,0 +1,53 @@
+"""``check --staged``, without Typer: the pre-commit hook runs it on every commit.
+
+``__main__`` sends the hook's exact command lines here before the CLI framework
+is imported (its import costs more than checking one staged record); ``check``
+in commands/check.py calls the same function for every other spelling.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reliora_git.api import CheckReport
+from reliora_git.commands.reporting import reporting
+from reliora_git.jsonio import problem_to_json
+
+
+def run_check_staged(paths: list[str] | None, repo: Path | None, json_output: bool) -> int:
+    """Check the git index; the exit code (1 for a conflict or a blocking invalid record)."""
+    from reliora_git.config import load_config
+    from reliora_git.errors import RelioraError
+    from reliora_git.output import Printer, print_json
+    from reliora_git.staged import check_staged, find_git_store
+
+    with reporting(json_output):
+        if paths:
+            raise RelioraError("--staged checks the whole index; give no PATHS", code="usage")
+        store = find_git_store(repo)
+        config = load_config(store)
+        result = check_staged(store, duplicates=config.hook_duplicates)
+        if json_output:
+            print_json({**report_to_json(result.report), "staged": True})
+        elif result.report.checked:
+            # Nothing staged under .reliora/ (most commits): say nothing.
+            Printer().check(result.report)
+    blocked = result.conflicts or (result.has_invalid_records and config.block_on_invalid)
+    return 1 if blocked else 0
+
+
+def report_to_json(report: CheckReport) -> dict[str, Any]:
+    return {
+        "ok": report.ok,
+        "checked": report.checked,
+        "files": [
+            {
+                "locator": f.locator,
+                "id": f.id,
+                "problems": [problem_to_json(p) for p in f.problems],
+                "warnings": [w.to_json() for w in f.similar],
+            }
+            for f in report.files
+        ],
+    }
