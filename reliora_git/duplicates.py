@@ -75,9 +75,9 @@ def find_similar(
     if query is not None and len(query.tokens) > MAX_QUERY_TOKENS:
         query = Query(query.text, query.tokens[:MAX_QUERY_TOKENS], query.phrase)
     if query is not None:
-        for hit in rank(others, query, feedback=feedback, include_retired=True):
-            if hit.level == "weak":
-                continue
+        # Weak results are not similarities (SPEC.md §6).
+        hits = rank(others, query, feedback=feedback, include_retired=True, min_level="moderate")
+        for hit in hits:
             level = hit.level
             if level == "strong" and not _shares_context(candidate, hit.doc):
                 level = "moderate"

@@ -266,6 +266,10 @@ def feedback_summary(outcomes: Iterable[str]) -> FeedbackSummary:
     )
 
 
+#: The least coverage of each level (see match_level).
+_LEVEL_COVERAGE = {"strong": 0.75, "moderate": 0.40, "weak": 0.0}
+
+
 def match_level(coverage: float, relevance: float) -> str:
     # Rounded so that a score landing exactly on a threshold by hand (e.g. 20 × 0.9 = 18)
     # is not pushed below it by binary floating point.
@@ -380,9 +384,15 @@ def rank(
     """All results for ``query``, best first (score, then relevance, then id)."""
     feedback = feedback or {}
     allowed = LEVELS[: LEVELS.index(min_level) + 1] if min_level else LEVELS
+    # The tokens present in a record are exactly the ones it matches, so its coverage is
+    # known before scoring: a record below the coverage of the lowest allowed level is
+    # skipped unscored (duplicate searches, with their long queries, gain most).
+    min_coverage = _LEVEL_COVERAGE[allowed[-1]]
     hits = []
     # Records absent from present_tokens match no token: score_record would return None.
     for i, present in sorted(present_tokens(docs, query.tokens).items()):
+        if round(len(present) / len(query.tokens), 9) < min_coverage:
+            continue
         doc = docs[i]
         if not include_retired and not doc.is_active:
             continue

@@ -73,4 +73,4 @@ def test_the_hooks_fast_start_path_answers_like_the_full_cli(
         full = cli(*args, env={"RELIORA_FAST_CLI": "0"})
         assert fast.returncode == full.returncode == 1
         assert fast.stdout == full.stdout
-        assert "SIMILAR_EXPERIENCE_FOUND" in fast.stdout or "SIMILAR_EXPERIENCE_FOUND" in fast.stderr
+        assert "SIMILAR_EXPERIENCE_FOUND" in fast.stdout + fast.stderr
