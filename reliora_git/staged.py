@@ -145,6 +145,7 @@ class BlobValues:
         self.cached: dict[str, Value] = {}
         self.wanted: list[tuple[str, git.IndexEntry]] = []
         self.blobs: dict[str, git.Blob] = {}
+        self._read_done = False
 
     def __enter__(self) -> BlobValues:
         return self
@@ -169,8 +170,12 @@ class BlobValues:
         self.wanted.extend(files)
 
     def _read(self) -> None:
+        """Read every wanted blob, once, in one batch (all wants are known by then)."""
+        if self._read_done:
+            return
+        self._read_done = True
         missing = [e.blob for _, e in self.wanted if e.mode not in NOT_FILES]
-        if missing and not self.blobs:
+        if missing:
             self.blobs = git.read_blobs(self.store.root, missing, MAX_RECORD_BYTES)
 
     def text(self, locator: str, entry: git.IndexEntry) -> str | RecordError:
