@@ -8,8 +8,9 @@ an entry with an error, skipped by search, and reported by check.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.model import FeedbackEvent, FeedbackSummary, Problem, Record
@@ -120,43 +121,31 @@ class Catalog:
         return [index_record(record) for record in self.records]
 
 
-def load_catalog(store: Store) -> Catalog:
-    entries = []
-    for file in walk_markdown(store, store.experiences):
-        try:
-            entries.append(read_entry(file.locator, read_text(file)))
-        except RecordError as exc:
-            entries.append(Entry(file.locator, error=exc))
-    events, feedback_errors = load_events(store)
-    return Catalog(store, entries, events, feedback_errors)
-
-
-def load_events(store: Store) -> tuple[dict[str, list[FeedbackEvent]], list[RecordError]]:
-    from reliora_git.feedback import parse_event  # PyYAML, as in read_entry
-
-    events: dict[str, list[FeedbackEvent]] = defaultdict(list)
-    errors: list[RecordError] = []
-    for file in walk_markdown(store, store.feedback):
-        try:
-            event = parse_event(read_text(file), file.locator)
-        except RecordError as exc:
-            errors.append(exc)
-            continue
-        events[event.record].append(event)
-    return dict(events), errors
-
-
 #: A file's text, or why it could not be read (a symlink, too large, not UTF-8…).
 TextOrError = tuple[str, str | RecordError]
+
+
+def load_catalog(store: Store) -> Catalog:
+    """The store as the working tree holds it."""
+    return catalog_from_texts(
+        store, _disk_texts(store, store.experiences), _disk_texts(store, store.feedback)
+    )
+
+
+def _disk_texts(store: Store, folder: Path) -> Iterator[TextOrError]:
+    for file in walk_markdown(store, folder):
+        try:
+            yield file.locator, read_text(file)
+        except RecordError as exc:
+            yield file.locator, exc
 
 
 def catalog_from_texts(
     store: Store, records: Iterable[TextOrError], events: Iterable[TextOrError]
 ) -> Catalog:
-    """A catalog of texts read elsewhere than the working tree (the git index, a commit).
+    """A catalog of texts from the working tree, the git index or a commit.
 
-    ``records`` and ``events`` are (locator, text) pairs in path order, like
-    :func:`load_catalog` reads them from disk.
+    ``records`` and ``events`` are (locator, text or read error) pairs in path order.
     """
     from reliora_git.feedback import parse_event  # PyYAML, as in read_entry
 
