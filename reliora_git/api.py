@@ -262,7 +262,7 @@ def check(store: Store, paths: list[str] | None = None) -> CheckReport:
                 f"not a record file under {store.experiences.name}/: {sorted(missing)[0]}",
                 code="not_found",
             )
-    return check_entries(catalog, catalog.entries, similar_for=named)
+    return check_entries(view_of(catalog), catalog.entries, similar_for=named)
 
 
 @dataclass(frozen=True)
@@ -284,10 +284,9 @@ def view_of(catalog: Catalog) -> StoreView:
 
 
 def check_entries(
-    catalog: Catalog | StoreView, entries: list[Entry], similar_for: set[str] | None
+    view: StoreView, entries: list[Entry], similar_for: set[str] | None
 ) -> CheckReport:
     """Reports for ``entries`` judged against the store (the hook passes staged entries)."""
-    view = catalog if isinstance(catalog, StoreView) else view_of(catalog)
     twins: dict[str, list[IndexedRecord]] = defaultdict(list)
     for doc in view.docs:
         twins[doc.fingerprint].append(doc)

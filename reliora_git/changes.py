@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reliora_git import git
-from reliora_git.api import check_entries
+from reliora_git.api import check_entries, view_of
 from reliora_git.catalog import Catalog, Entry, catalog_from_texts
 from reliora_git.duplicates import SimilarityWarning
 from reliora_git.errors import RecordError, RelioraError
@@ -192,7 +192,7 @@ def _record_changes(
 ) -> list[RecordChange]:
     new_entries = {entry.locator: entry for entry in head.entries}
     checked = [new_entries[c.path] for c in diff if c.status != "D" and c.path in new_entries]
-    report = check_entries(head, checked, similar_for={e.locator for e in checked})
+    report = check_entries(view_of(head), checked, similar_for={e.locator for e in checked})
     reports = {file.locator: file for file in report.files}
     changes = []
     for c in diff:
