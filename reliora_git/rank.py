@@ -287,24 +287,34 @@ PREFILTER_CHUNK = 4096
 
 
 def present_tokens(
-    docs: Sequence[IndexedRecord], tokens: Sequence[QueryToken]
+    docs: Sequence[IndexedRecord], tokens: Sequence[QueryToken], min_count: int = 1
 ) -> dict[int, list[QueryToken]]:
-    """Index of each record that may match → the tokens that may; a token left out matches none.
+    """Index of each record holding at least ``min_count`` tokens → the tokens it holds.
 
-    Instead of testing every needle on every record, the texts of a chunk of
-    records are joined with NUL (never part of a needle) and each token's
-    prefilter needle is found with ``str.find`` over the whole chunk, jumping to
-    the next record after each find: the scanning runs in C, and Python only
-    sees the records that hold the needle, where :meth:`QueryToken.found_in`
-    (on all nine fields at once: needles hold no tab) decides.
+    A token left out of a record's list matches none of its fields. Instead of
+    testing every needle on every record, the texts of a chunk of records are
+    joined with NUL (never part of a needle) and each token's prefilter needle is
+    found with ``str.find`` over the whole chunk, jumping to the next record after
+    each find: the scanning runs in C, and Python only sees the records that hold
+    the needle, where :meth:`QueryToken.found_in` (on all nine fields at once:
+    needles hold no tab) decides.
+
+    With ``min_count`` above one (a duplicate search needs 40% of a long query), a
+    record that none of the first ``len(tokens) - min_count + 1`` tokens matches
+    can no longer reach it: the remaining tokens are tested on the records found so
+    far only, and a record drops out as soon as the tokens left cannot lift it to
+    ``min_count``. Scanning the whole store is what costs, so this spares most of it.
     """
+    scanned = max(0, len(tokens) - max(min_count, 1) + 1)
+    if scanned < len(tokens):
+        tokens = rarest_first(docs[:PREFILTER_CHUNK], tokens)
     present: dict[int, list[QueryToken]] = {}
     for first in range(0, len(docs), PREFILTER_CHUNK):
         chunk = docs[first : first + PREFILTER_CHUNK]
         texts = [doc.text for doc in chunk]
         joined = "\0".join(texts)
         starts = [0, *itertools.accumulate(len(text) + 1 for text in texts)]
-        for token in tokens:
+        for token in tokens[:scanned]:
             needle = token.prefilter_needle
             at = joined.find(needle)
             while at != -1:
@@ -312,7 +322,30 @@ def present_tokens(
                 if token.found_in(texts[i]):
                     present.setdefault(first + i, []).append(token)
                 at = joined.find(needle, starts[i + 1])
+    for position in range(scanned, len(tokens)):
+        token = tokens[position]
+        # Tokens still to test, this one included: a record below min_count - left is out.
+        left = len(tokens) - position
+        for i, found in list(present.items()):
+            if len(found) + left < min_count:
+                del present[i]
+            elif token.found_in(docs[i].text):
+                found.append(token)
+    if min_count > 1:
+        present = {i: found for i, found in present.items() if len(found) >= min_count}
     return present
+
+
+def rarest_first(sample: Sequence[IndexedRecord], tokens: Sequence[QueryToken]) -> list[QueryToken]:
+    """``tokens`` ordered by how often their prefilter needle occurs in ``sample``, rarest first.
+
+    Only an estimate (one C-level count per token over a sample of records), and
+    any order gives the same result: it decides which tokens :func:`present_tokens`
+    scans the whole store for. Rare ones find few records, and the common ones are
+    then tested on those few instead of yielding most of the store.
+    """
+    joined = "\0".join(doc.text for doc in sample)
+    return sorted(tokens, key=lambda token: joined.count(token.prefilter_needle))
 
 
 def score_record(
@@ -388,11 +421,12 @@ def rank(
     # known before scoring: a record below the coverage of the lowest allowed level is
     # skipped unscored (duplicate searches, with their long queries, gain most).
     min_coverage = _LEVEL_COVERAGE[allowed[-1]]
+    count = len(query.tokens)
+    # The fewest tokens a record must match: the same rounded comparison as match_level.
+    least = next(c for c in range(1, count + 1) if round(c / count, 9) >= min_coverage)
     hits = []
-    # Records absent from present_tokens match no token: score_record would return None.
-    for i, present in sorted(present_tokens(docs, query.tokens).items()):
-        if round(len(present) / len(query.tokens), 9) < min_coverage:
-            continue
+    # Records absent from present_tokens match no token (or too few to reach min_level).
+    for i, present in sorted(present_tokens(docs, query.tokens, least).items()):
         doc = docs[i]
         if not include_retired and not doc.is_active:
             continue

@@ -178,6 +178,60 @@ def test_prefilter_keeps_exactly_the_records_that_match(
                 assert hit.breakdown[name] == weight * len(found) * multiplier, name
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    records=st.lists(
+        st.builds(
+            Record,
+            title=texts,
+            tags=st.lists(st.sampled_from(WORDS), max_size=3),
+            problems=st.lists(texts, max_size=2),
+            solution=texts,
+        ),
+        min_size=1,
+        max_size=15,
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=9).map(" ".join),
+    min_count=st.integers(min_value=1, max_value=10),
+    chunk=st.sampled_from([1, 3, 4096]),
+)
+def test_pruned_prefilter_keeps_exactly_the_records_with_enough_tokens(
+    records: list[Record], query: str, min_count: int, chunk: int
+) -> None:
+    docs = [index_record(r) for r in records]
+    tokens = Query.parse(query).tokens
+    original_chunk = rank_module.PREFILTER_CHUNK
+    rank_module.PREFILTER_CHUNK = chunk
+    try:
+        pruned = rank_module.present_tokens(docs, tokens, min_count)
+    finally:
+        rank_module.PREFILTER_CHUNK = original_chunk
+    expected = {
+        i: {t.text for t in tokens if t.text in naive_matches(record, Query(query, tokens, None))}
+        for i, record in enumerate(records)
+    }
+    assert {i: {t.text for t in found} for i, found in pruned.items()} == {
+        i: found for i, found in expected.items() if len(found) >= min_count
+    }
+
+
+@pytest.mark.parametrize("min_level", ["strong", "moderate"])
+def test_min_level_ranks_as_filtering_every_result(til_corpus: Path, min_level: str) -> None:
+    """Skipping records below a level's coverage unscored drops no result of that level."""
+    docs = load_catalog(Store(til_corpus)).indexed()
+    found = 0
+    for text in (
+        "git rebase interactive",
+        "postgres index performance query plan explain analyze slow",
+        "vim search and replace across files with regex",
+    ):
+        query = Query.parse(text)
+        every = [hit for hit in rank(docs, query) if hit.level in ("strong", min_level)]
+        assert rank(docs, query, min_level=min_level) == every
+        found += len(every)
+    assert found > 0
+
+
 # --- the fast start path of `reliora search` ---------------------------------------------
 
 
