@@ -17,6 +17,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 from reliora_git.cache import FileCache, Section, Value, cache_file
 from reliora_git.catalog import Entry, choose_id_owners
@@ -79,7 +80,7 @@ def _records(store: Store, cache: FileCache) -> tuple[list[IndexedRecord], list[
         lookup = cache.section(RECORDS)
         values = lookup.all_valid(files)
     if values is None:
-        values = [_cached(store, lookup, file, record_value) for file in files]
+        values = _values(store, lookup, files, record_value)
     with paused_gc():
         return docs_from_values(store, [file.locator for file in files], values)
 
@@ -117,7 +118,7 @@ def _feedback(store: Store, cache: FileCache) -> dict[str, FeedbackSummary]:
     lookup = cache.section(EVENTS)
     values = lookup.all_valid(files)
     if values is None:
-        values = [_cached(store, lookup, file, event_value) for file in files]
+        values = _values(store, lookup, files, event_value)
     return feedback_from_values(values)
 
 
@@ -130,20 +131,42 @@ def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
     return {rid: feedback_summary(found) for rid, found in outcomes.items()}
 
 
-def _cached(store: Store, lookup: Section, file: ScannedFile, compute: _Compute) -> Value:
-    """The value of ``file`` from the cache, or read from disk now (and cached when it can be)."""
-    if file.unreadable is None:
-        value = lookup.get(file.locator, file.size, file.mtime_ns)
-        if value is not None:
-            return value
-    try:
-        text = read_text(file.entry(store))
-    except RecordError as exc:
-        # Not cached: cheap to find again (a symlink, a size), and an I/O error may pass.
-        return error_value(exc)
-    value = compute(file.locator, text)
-    lookup.put(file.locator, file.size, file.mtime_ns, value)
-    return value
+def _values(
+    store: Store, lookup: Section, files: list[ScannedFile], compute: _Compute
+) -> list[Value]:
+    """The value of each file: from the cache when it is there, else read and computed now.
+
+    Computed values are cached (when the file is old enough: see cache.RACY_NS).
+    Files are read and parsed in batches, on several cores when there are many
+    (see parallel.py), so that a cold cache does not hold every text at once.
+    """
+    from reliora_git.parallel import BATCH, computer  # only when something must be parsed
+
+    values: list[Value | None] = []
+    missing: list[int] = []
+    for file in files:
+        value = None if file.unreadable else lookup.get(file.locator, file.size, file.mtime_ns)
+        if value is None:
+            missing.append(len(values))
+        values.append(value)
+    with computer(compute, len(missing)) as compute_all:
+        for first in range(0, len(missing), BATCH):
+            read: list[int] = []
+            texts: list[tuple[str, str]] = []
+            for i in missing[first : first + BATCH]:
+                try:
+                    texts.append((files[i].locator, read_text(files[i].entry(store))))
+                except RecordError as exc:
+                    # Not cached: cheap to find again (a symlink, a size), and an I/O error
+                    # may pass.
+                    values[i] = error_value(exc)
+                else:
+                    read.append(i)
+            for i, value in zip(read, compute_all(texts), strict=True):
+                file = files[i]
+                values[i] = value
+                lookup.put(file.locator, file.size, file.mtime_ns, value)
+    return cast(list[Value], values)  # every None was replaced
 
 
 def record_value(locator: str, text: str) -> Value:

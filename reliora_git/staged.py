@@ -144,6 +144,8 @@ class BlobValues:
         self.cache = FileCache(path and path.with_name(path.name + "-staged"), root)
         self.cached: dict[str, Value] = {}
         self.wanted: list[tuple[str, git.IndexEntry]] = []
+        #: Files of each cache section without a cached value: computed together, on first use.
+        self.uncached: dict[str, list[tuple[str, git.IndexEntry]]] = {}
         self.blobs: dict[str, git.Blob] = {}
         self._read_done = False
 
@@ -159,12 +161,14 @@ class BlobValues:
 
     def fetch(self, files: list[tuple[str, git.IndexEntry]], section: str) -> None:
         lookup = self.cache.section(section)
+        uncached = self.uncached.setdefault(section, [])
         for locator, entry in files:
             value = lookup.get(self.key(locator, entry), 0, 0)
             if value is None:
-                self.wanted.append((locator, entry))
+                uncached.append((locator, entry))
             else:
                 self.cached[self.key(locator, entry)] = value
+        self.wanted.extend(uncached)
 
     def fetch_texts(self, files: list[tuple[str, git.IndexEntry]]) -> None:
         self.wanted.extend(files)
@@ -183,17 +187,31 @@ class BlobValues:
         return blob_text(locator, entry, self.blobs)[1]
 
     def value(self, locator: str, entry: git.IndexEntry, section: str) -> Value:
-        key = self.key(locator, entry)
-        found = self.cached.get(key)
-        if found is not None:
-            return found
-        text = self.text(locator, entry)
-        if isinstance(text, RecordError):
-            return error_value(text)
+        """The value of a file passed to :meth:`fetch` for ``section``."""
+        if self.uncached.get(section):
+            self._compute(section)
+        return self.cached[self.key(locator, entry)]
+
+    def _compute(self, section: str) -> None:
+        """Parse every uncached file of ``section`` at once (on several cores when many)."""
+        from reliora_git.parallel import computer
+
+        files, self.uncached[section] = self.uncached[section], []
+        texts: list[tuple[str, str]] = []
+        keys: list[str] = []
+        for locator, entry in files:
+            text = self.text(locator, entry)
+            if isinstance(text, RecordError):
+                self.cached[self.key(locator, entry)] = error_value(text)
+            else:
+                texts.append((locator, text))
+                keys.append(self.key(locator, entry))
         compute = record_value if section == RECORDS_BY_BLOB else event_value
-        value = compute(locator, text)
-        self.cache.section(section).put(key, 0, 0, value)
-        return value
+        lookup = self.cache.section(section)
+        with computer(compute, len(texts)) as compute_all:
+            for key, value in zip(keys, compute_all(texts), strict=True):
+                self.cached[key] = value
+                lookup.put(key, 0, 0, value)
 
 
 def blob_text(locator: str, entry: git.IndexEntry, blobs: dict[str, git.Blob]) -> TextOrError:

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reliora_git import parallel
 from reliora_git import rank as rank_module
 from reliora_git.catalog import Catalog, load_catalog
 from reliora_git.commands import searching
@@ -96,6 +97,31 @@ def test_index_gives_what_the_catalog_gives(store: Store, write_record: RecordMa
     assert index.feedback == catalog.feedback()
     assert [str(e) for e in index.skipped] == [str(e) for e in catalog.skipped()]
     assert len(index.skipped) == 3
+
+
+def test_parsing_in_worker_processes_gives_the_serial_result(
+    store: Store, write_record: RecordMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(12):
+        write_record(f"rec-{n:02d}", f"Record number {n} about timeouts", tags=["pytest"])
+    (store.experiences / "broken.md").write_text("---\nid: [\n---\n")
+    (store.experiences / "invalid.md").write_text("---\nid: invalid\ntitle: t\n---\n")
+    (store.feedback / "rec-01").mkdir()
+    (store.feedback / "rec-01" / "x.md").write_text(
+        "---\nrecord: rec-01\noutcome: success\nat: now\n---\n"
+    )
+    monkeypatch.setenv("RELIORA_NO_CACHE", "1")
+    serial = load_index(store)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parallel, "PER_WORKER_MIN", 1)
+    monkeypatch.setattr(parallel, "BATCH", 5)  # several rounds, each split between workers
+    monkeypatch.setenv("RELIORA_JOBS", "3")
+    assert parallel.worker_count(14) == 3  # fork is there and this process has one thread
+    forked = load_index(store)
+    assert forked.docs == serial.docs == load_catalog(store).indexed()
+    assert forked.feedback == serial.feedback
+    assert [str(e) for e in forked.skipped] == [str(e) for e in serial.skipped]
+    assert len(forked.skipped) == 2
 
 
 # --- the prefilter, against the matching rule applied token by token ---------------------

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from reliora_git import parallel
+from reliora_git.staged import check_staged
 from reliora_git.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
@@ -74,3 +78,24 @@ def test_the_hooks_fast_start_path_answers_like_the_full_cli(
         assert fast.returncode == full.returncode == 1
         assert fast.stdout == full.stdout
         assert "SIMILAR_EXPERIENCE_FOUND" in fast.stdout + fast.stderr
+
+
+def test_staged_files_parsed_in_worker_processes_give_the_serial_result(
+    repo: Path, store: Store, write_record: RecordMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(8):
+        write_record(f"deploy-{n}", f"Deploy rollback plan {n}", tags=["deploy"])
+    (store.experiences / "broken.md").write_text("---\nid: [\n---\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "records")
+    write_record("deploy-again", "Deploy rollback plan", tags=["deploy"])
+    git(repo, "add", "-A")
+    monkeypatch.setenv("RELIORA_NO_CACHE", "1")
+    serial = check_staged(store)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(parallel, "PER_WORKER_MIN", 1)
+    monkeypatch.setenv("RELIORA_JOBS", "2")
+    assert parallel.worker_count(9) == 2
+    forked = check_staged(store)
+    assert forked == serial
+    assert [w.id for f in forked.report.files for w in f.similar][:1] == ["deploy-0"]

@@ -1,0 +1,97 @@
+"""Parse many store files on every core, for a cache that is empty or out of date.
+
+A warm search parses nothing, but the first one after a clone or an upgrade
+(the cache is keyed to the parsing code) parses every record: about 0.3 ms each,
+most of it in PyYAML and the tokenizer, so half a minute at 100,000 records on
+one core. When at least :data:`PARALLEL_MIN` files need parsing, worker
+processes share the work; below that, starting them costs more than it saves.
+
+Workers are forked, so they start without importing anything, and only from a
+process with one thread: forking a threaded process (the MCP server runs work in
+threads) can copy a lock that another thread holds. Anywhere fork is missing or
+unsafe the work runs here, serially, with the same results: the computation is a
+pure function of (locator, text), and results come back in order.
+``RELIORA_JOBS`` sets the number of processes (default: one per core; ``1`` turns
+this off).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+#: What a file parses to (a cache value): a function of its locator and text.
+Compute = Callable[[str, str], tuple[Any, ...]]
+Pairs = Sequence[tuple[str, str]]
+#: The fewest files worth starting worker processes for, and the fewest per worker.
+PARALLEL_MIN = 2000
+PER_WORKER_MIN = 1000
+#: Files read and parsed per round: bounds the texts held in memory at once.
+BATCH = 8192
+
+
+def _ignore_interrupt() -> None:
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent reports it, workers stay quiet.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _compute_all(compute: Compute, pairs: Pairs) -> list[tuple[Any, ...]]:
+    return [compute(locator, text) for locator, text in pairs]
+
+
+def worker_count(files: int) -> int:
+    """How many processes to parse ``files`` files with (1: here, serially)."""
+    if files < PARALLEL_MIN:
+        return 1
+    import threading  # here: a warm search never needs it
+
+    if threading.active_count() > 1:
+        return 1
+    try:
+        import multiprocessing
+
+        multiprocessing.get_context("fork")
+    except (ImportError, ValueError):
+        return 1
+    chosen = os.environ.get("RELIORA_JOBS", "")
+    if chosen.isdigit() and int(chosen) > 0:
+        jobs = int(chosen)
+    elif hasattr(os, "sched_getaffinity"):
+        jobs = len(os.sched_getaffinity(0))  # the cores this process may run on
+    else:
+        jobs = os.cpu_count() or 1
+    return max(1, min(jobs, files // PER_WORKER_MIN))
+
+
+@contextlib.contextmanager
+def computer(compute: Compute, files: int) -> Iterator[Callable[[Pairs], list[tuple[Any, ...]]]]:
+    """A function from (locator, text) pairs to their values, in order, for ~``files`` files."""
+    jobs = worker_count(files)
+    if jobs == 1:
+        yield lambda pairs: _compute_all(compute, pairs)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_interrupt
+    )
+
+    def run(pairs: Pairs) -> list[tuple[Any, ...]]:
+        # A few pieces per worker, so that one slow piece does not leave a core idle.
+        step = max(1, -(-len(pairs) // (jobs * 4)))
+        pieces = [pairs[i : i + step] for i in range(0, len(pairs), step)]
+        values: list[tuple[Any, ...]] = []
+        for part in pool.map(_compute_all, [compute] * len(pieces), pieces):
+            values.extend(part)
+        return values
+
+    try:
+        yield run
+    finally:
+        # On an error or Ctrl-C, queued pieces are dropped rather than parsed first.
+        pool.shutdown(wait=True, cancel_futures=True)
