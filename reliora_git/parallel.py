@@ -76,19 +76,26 @@ def computer(compute: Compute, files: int) -> Iterator[Callable[[Pairs], list[tu
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     pool = ProcessPoolExecutor(
         jobs, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_interrupt
     )
+    broken = False
 
     def run(pairs: Pairs) -> list[tuple[Any, ...]]:
-        # A few pieces per worker, so that one slow piece does not leave a core idle.
-        step = max(1, -(-len(pairs) // (jobs * 4)))
-        pieces = [pairs[i : i + step] for i in range(0, len(pairs), step)]
-        values: list[tuple[Any, ...]] = []
-        for part in pool.map(_compute_all, [compute] * len(pieces), pieces):
-            values.extend(part)
-        return values
+        nonlocal broken
+        if not broken:
+            # A few pieces per worker, so that one slow piece does not leave a core idle.
+            step = max(1, -(-len(pairs) // (jobs * 4)))
+            pieces = [pairs[i : i + step] for i in range(0, len(pairs), step)]
+            try:
+                parts = list(pool.map(_compute_all, [compute] * len(pieces), pieces))
+            except BrokenProcessPool:
+                broken = True  # a worker was killed (out of memory?): go on without them
+            else:
+                return [value for part in parts for value in part]
+        return _compute_all(compute, pairs)
 
     try:
         yield run
