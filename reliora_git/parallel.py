@@ -7,8 +7,8 @@ one core. When at least :data:`PARALLEL_MIN` files need parsing, worker
 processes share the work; below that, starting them costs more than it saves.
 
 Workers are forked, so they start without importing anything, and only from a
-process with one thread: forking a threaded process (the MCP server runs work in
-threads) can copy a lock that another thread holds. Anywhere fork is missing or
+process with one thread: forking a process where other threads run (an MCP
+server's I/O, say) can copy a lock that one of them holds. Anywhere fork is missing or
 unsafe the work runs here, serially, with the same results: the computation is a
 pure function of (locator, text), and results come back in order.
 ``RELIORA_JOBS`` sets the number of processes (default: one per core; ``1`` turns
