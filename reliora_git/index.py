@@ -164,7 +164,7 @@ def _values(
                     read.append(i)
             for i, value in zip(read, compute_all(texts), strict=True):
                 file = files[i]
-                values[i] = value
+                values[i] = value = shared(value, file.locator)
                 lookup.put(file.locator, file.size, file.mtime_ns, value)
     return cast(list[Value], values)  # every None was replaced
 
@@ -181,10 +181,24 @@ def entry_value(entry: Entry) -> Value:
     if not entry.usable or entry.record is None:
         error = entry.first_error()
         return error_value(error)
-    doc = index_record(entry.record)
     # Interned, the few distinct values are stored once in the cache and loaded as one object.
+    return shared(tuple(index_record(entry.record)), entry.locator)
+
+
+def shared(value: Value, locator: str) -> Value:
+    """A value with its repeated strings shared, as :func:`entry_value` makes them.
+
+    A value that comes back from a worker process (parallel.py) was unpickled: its
+    tags, status and confidence are no longer the interned objects, nor its locator
+    the walk's own. marshal writes an object shared by many values once, so without
+    this the cache (and a search's memory) grows by a tenth.
+    """
+    if len(value) != _DOC_LENGTH:
+        return (sys.intern(value[0]), *value[1:])  # an error's or an event's marker
+    doc = _new_tuple(IndexedRecord, value)
     return tuple(
         doc._replace(
+            locator=locator if doc.locator == locator else doc.locator,
             tags=tuple(sys.intern(tag) for tag in doc.tags),
             status=sys.intern(doc.status),
             confidence=None if doc.confidence is None else sys.intern(doc.confidence),

@@ -24,6 +24,7 @@ from reliora_git.index import (
     event_value,
     feedback_from_values,
     record_value,
+    shared,
 )
 from reliora_git.model import Problem
 from reliora_git.store import MAX_RECORD_BYTES, STORE_DIR, Store, decode_utf8, find_store
@@ -209,8 +210,8 @@ class BlobValues:
         compute = record_value if section == RECORDS_BY_BLOB else event_value
         lookup = self.cache.section(section)
         with computer(compute, len(texts)) as compute_all:
-            for key, value in zip(keys, compute_all(texts), strict=True):
-                self.cached[key] = value
+            for (locator, _), key, value in zip(texts, keys, compute_all(texts), strict=True):
+                self.cached[key] = value = shared(value, locator)
                 lookup.put(key, 0, 0, value)
 
 

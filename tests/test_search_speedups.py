@@ -100,7 +100,7 @@ def test_index_gives_what_the_catalog_gives(store: Store, write_record: RecordMa
 
 
 def test_parsing_in_worker_processes_gives_the_serial_result(
-    store: Store, write_record: RecordMaker, monkeypatch: pytest.MonkeyPatch
+    store: Store, write_record: RecordMaker, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     for n in range(12):
         write_record(f"rec-{n:02d}", f"Record number {n} about timeouts", tags=["pytest"])
@@ -110,18 +110,26 @@ def test_parsing_in_worker_processes_gives_the_serial_result(
     (store.feedback / "rec-01" / "x.md").write_text(
         "---\nrecord: rec-01\noutcome: success\nat: now\n---\n"
     )
-    monkeypatch.setenv("RELIORA_NO_CACHE", "1")
+    for path in store.path.rglob("*.md"):  # old enough to be cached (see cache.RACY_NS)
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+    monkeypatch.setenv("RELIORA_CACHE_DIR", str(tmp_path / "serial"))
     serial = load_index(store)
     monkeypatch.setattr(parallel, "PARALLEL_MIN", 1)
     monkeypatch.setattr(parallel, "PER_WORKER_MIN", 1)
     monkeypatch.setattr(parallel, "BATCH", 5)  # several rounds, each split between workers
     monkeypatch.setenv("RELIORA_JOBS", "3")
+    monkeypatch.setenv("RELIORA_CACHE_DIR", str(tmp_path / "forked"))
     assert parallel.worker_count(14) == 3  # fork is there and this process has one thread
     forked = load_index(store)
     assert forked.docs == serial.docs == load_catalog(store).indexed()
     assert forked.feedback == serial.feedback
     assert [str(e) for e in forked.skipped] == [str(e) for e in serial.skipped]
     assert len(forked.skipped) == 2
+    # As small a cache: values from workers share their strings as local ones do (marshal
+    # writes a shared string once). The bytes differ only where reference counts do.
+    [serial_cache] = (tmp_path / "serial").iterdir()
+    forked_cache = tmp_path / "forked" / serial_cache.name
+    assert forked_cache.stat().st_size == serial_cache.stat().st_size
 
 
 # --- the prefilter, against the matching rule applied token by token ---------------------
