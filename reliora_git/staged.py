@@ -23,6 +23,7 @@ from reliora_git.index import (
     error_value,
     event_value,
     feedback_from_values,
+    paused_gc,
     record_value,
     shared,
 )
@@ -71,7 +72,9 @@ def is_store_file(locator: str, folder: str) -> bool:
     """A Markdown file below ``folder`` that the working-tree walk would read too."""
     if not locator.startswith(folder) or not locator.endswith(".md"):
         return False
-    return not any(part.startswith(".") for part in locator[len(folder) :].split("/"))
+    # No part of the rest starts with a dot (a test per part cost 3 µs, for every file).
+    rest = locator[len(folder) :]
+    return not rest.startswith(".") and "/." not in rest
 
 
 def read_staged_store(store: Store) -> StagedStore:
@@ -242,9 +245,12 @@ class StagedCheck:
 
 def check_staged(store: Store, *, duplicates: bool = True) -> StagedCheck:
     """Validate the staged records and seek their duplicates in the staged store."""
-    staged = read_staged_store(store)
-    similar_for = {entry.locator for entry in staged.changed} if duplicates else set()
-    report = check_entries(staged.view, staged.changed, similar_for=similar_for)
+    # Loading the whole staged store allocates hundreds of thousands of acyclic tuples at
+    # 100,000 records: with the collector on, its passes took a third of the time.
+    with paused_gc():
+        staged = read_staged_store(store)
+        similar_for = {entry.locator for entry in staged.changed} if duplicates else set()
+        report = check_entries(staged.view, staged.changed, similar_for=similar_for)
     if not duplicates:
         for file in report.files:
             file.similar = []

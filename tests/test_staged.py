@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from reliora_git.staged import EXPERIENCES, is_store_file
 from reliora_git.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
@@ -276,3 +277,23 @@ def test_store_below_the_top_with_a_relative_index_file(repo: Path, cli: Cli) ->
     assert '"checked": 2' in done.stdout
     assert '".reliora/experiences/pytest-timeouts-again.md"' in done.stdout
     assert "SIMILAR_EXPERIENCE_FOUND" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("locator", "expected"),
+    [
+        (".reliora/experiences/a.md", True),
+        (".reliora/experiences/topic/a.md", True),
+        (".reliora/experiences/topic/a.b.md", True),
+        (".reliora/experiences/.a.md", False),
+        (".reliora/experiences/.drafts/a.md", False),
+        (".reliora/experiences/topic/.hidden/a.md", False),
+        (".reliora/experiences/a.txt", False),
+        (".reliora/feedback/a.md", False),
+        (".reliora/experiences-old/a.md", False),
+    ],
+)
+def test_store_files_are_the_markdown_files_the_working_tree_walk_reads(
+    locator: str, expected: bool
+) -> None:
+    assert is_store_file(locator, EXPERIENCES) is expected
