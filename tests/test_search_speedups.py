@@ -168,20 +168,23 @@ def naive_matches(record: Record, query: Query) -> set[str]:
     return set().union(*naive_counts(record, query))
 
 
+records_of_words = st.lists(
+    st.builds(
+        Record,
+        title=texts,
+        tags=st.lists(st.sampled_from(WORDS), max_size=3),
+        problems=st.lists(texts, max_size=2),
+        solution=texts,
+        warnings=st.lists(texts, max_size=2),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
-    records=st.lists(
-        st.builds(
-            Record,
-            title=texts,
-            tags=st.lists(st.sampled_from(WORDS), max_size=2),
-            problems=st.lists(texts, max_size=2),
-            solution=texts,
-            warnings=st.lists(texts, max_size=2),
-        ),
-        min_size=1,
-        max_size=12,
-    ),
+    records=records_of_words,
     query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join),
     chunk=st.sampled_from([1, 2, 5, 4096]),
 )
@@ -214,17 +217,7 @@ def test_prefilter_keeps_exactly_the_records_that_match(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    records=st.lists(
-        st.builds(
-            Record,
-            title=texts,
-            tags=st.lists(st.sampled_from(WORDS), max_size=3),
-            problems=st.lists(texts, max_size=2),
-            solution=texts,
-        ),
-        min_size=1,
-        max_size=15,
-    ),
+    records=records_of_words,
     query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=9).map(" ".join),
     min_count=st.integers(min_value=1, max_value=10),
     chunk=st.sampled_from([1, 3, 4096]),
