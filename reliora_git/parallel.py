@@ -6,19 +6,19 @@ most of it in PyYAML and the tokenizer, so half a minute at 100,000 records on
 one core. When at least :data:`PARALLEL_MIN` files need parsing, worker
 processes share the work; below that, starting them costs more than it saves.
 
-Workers are forked, so they start without importing anything, and only from a
-process with one thread: forking a process where other threads run (an MCP
-server's I/O, say) can copy a lock that one of them holds. Anywhere fork is missing or
-unsafe the work runs here, serially, with the same results: the computation is a
-pure function of (locator, text), and results come back in order.
-``RELIORA_JOBS`` sets the number of processes (default: one per core; ``1`` turns
-this off).
+Workers are forked (on Linux), so they start without importing anything, and
+only from a process with one thread: forking a process where other threads run
+(an MCP server's I/O, say) can copy a lock that one of them holds. Elsewhere the
+work runs here, serially, with the same results: the computation is a pure
+function of (locator, text), and results come back in order. ``RELIORA_JOBS``
+sets the number of processes (default: one per core; ``1`` turns this off).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -51,11 +51,9 @@ def worker_count(files: int) -> int:
 
     if threading.active_count() > 1:
         return 1
-    try:
-        import multiprocessing
-
-        multiprocessing.get_context("fork")
-    except (ImportError, ValueError):
+    if not sys.platform.startswith("linux"):
+        # macOS has fork, but its system libraries may crash a forked child (Python's
+        # own default there is spawn, whose start-up would cost what it saves here).
         return 1
     chosen = os.environ.get("RELIORA_JOBS", "")
     if chosen.isdigit() and int(chosen) > 0:

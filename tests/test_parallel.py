@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
 from reliora_git import parallel
 
 _PARENT = os.getpid()
+#: Worker processes are forked on Linux only (parallel.py); elsewhere parsing stays serial.
+forks = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 
 
 def _upper(locator: str, text: str) -> tuple[str, str, int]:
@@ -29,6 +32,7 @@ def forced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RELIORA_JOBS", "2")
 
 
+@forks
 def test_values_come_back_in_order_from_the_workers(forced: None) -> None:
     pairs = [(f"loc-{i}", f"text {i}") for i in range(50)]
     with parallel.computer(_upper, len(pairs)) as compute_all:
@@ -37,6 +41,7 @@ def test_values_come_back_in_order_from_the_workers(forced: None) -> None:
     assert {pid for _, _, pid in values} - {_PARENT}  # computed elsewhere, not here
 
 
+@forks
 def test_a_killed_worker_leaves_the_work_to_this_process(forced: None) -> None:
     pairs = [(f"loc-{i}", f"text {i}") for i in range(20)]
     with parallel.computer(_dies_in_a_worker, len(pairs)) as compute_all:
@@ -44,6 +49,7 @@ def test_a_killed_worker_leaves_the_work_to_this_process(forced: None) -> None:
         assert compute_all(pairs[:3]) == pairs[:3]
 
 
+@forks
 def test_few_files_or_one_job_stay_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parallel.worker_count(parallel.PARALLEL_MIN - 1) == 1
     monkeypatch.setenv("RELIORA_JOBS", "1")

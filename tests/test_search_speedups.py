@@ -99,6 +99,7 @@ def test_index_gives_what_the_catalog_gives(store: Store, write_record: RecordMa
     assert len(index.skipped) == 3
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 def test_parsing_in_worker_processes_gives_the_serial_result(
     store: Store, write_record: RecordMaker, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,7 @@ def test_the_hooks_fast_start_path_answers_like_the_full_cli(
         assert "SIMILAR_EXPERIENCE_FOUND" in fast.stdout + fast.stderr
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 def test_staged_files_parsed_in_worker_processes_give_the_serial_result(
     repo: Path, store: Store, write_record: RecordMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
