@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from reliora_git.catalog import Catalog, Entry, load_catalog
-from reliora_git.duplicates import SimilarityWarning, find_similar
+from reliora_git.catalog import Catalog, Entry
+from reliora_git.duplicates import DocsPool, Pool, SimilarityWarning, find_similar
 from reliora_git.errors import RecordError, RelioraError
-from reliora_git.index import load_index, paused_gc
+from reliora_git.index import StoreIndex, open_index
+from reliora_git.inverted import suggest_for
 from reliora_git.model import OUTCOMES, FeedbackEvent, FeedbackSummary, Problem, Record
-from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query, index_record, rank
-from reliora_git.store import Store, check_id, new_id, write_new
+from reliora_git.rank import ContextFilter, Hit, Query
+from reliora_git.store import Store, check_id, new_id, read_text, scan_markdown, write_new
 from reliora_git.validate import validate
+from reliora_git.values import paused_gc
 
 #: Fresh random names tried when a concurrent writer took the same one (chance ~1e-7 each).
 _NAME_ATTEMPTS = 5
@@ -33,6 +36,8 @@ class SearchResult:
     context: ContextFilter | None
     hits: list[Hit]
     skipped: list[RelioraError]
+    #: Query tokens that match nothing in the store → up to three close terms that do.
+    suggestions: dict[str, list[str]] = field(default_factory=dict)
 
 
 def search(
@@ -42,61 +47,83 @@ def search(
     project_context: str | None = None,
     min_level: str | None = None,
     include_retired: bool = False,
+    index: StoreIndex | None = None,
 ) -> SearchResult:
-    """Every result for ``text`` (the caller applies its limit; ``total`` counts them all)."""
+    """Every result for ``text`` (the caller applies its limit; ``total`` counts them all).
+
+    ``index`` is the store's index when the caller has just opened it (the MCP server).
+    """
     query = Query.parse(text)
     context = ContextFilter.parse(project_context) if project_context else None
-    # The index gives what load_catalog(store) would, through the cache (index.py).
-    index = load_index(store)
+    index = index or open_index(store)
     with paused_gc():  # a common word makes tens of thousands of Hits: see paused_gc
-        hits = rank(
-            index.docs,
-            query,
-            feedback=index.feedback,
-            context=context,
-            include_retired=include_retired,
-            min_level=min_level,
+        hits = index.rank(
+            query, context=context, include_retired=include_retired, min_level=min_level
         )
-    return SearchResult(query, context, hits, index.skipped)
+    suggestions = suggest_for(index.inverted, query.token_texts)
+    return SearchResult(query, context, hits, index.skipped, suggestions)
 
 
 # --- show / list -----------------------------------------------------------------------------
 
 
-def resolve(catalog: Catalog, id_or_prefix: str) -> Record:
-    """The record whose id is ``id_or_prefix``, or the one record whose id starts with it."""
-    check_id(id_or_prefix)
-    records = catalog.records
-    for record in records:
-        if record.id == id_or_prefix:
-            return record
-    candidates = sorted(r.id for r in records if r.id.startswith(id_or_prefix))
-    if len(candidates) == 1:
-        return next(r for r in records if r.id == candidates[0])
-    if candidates:
-        raise RelioraError(
-            f"id prefix {id_or_prefix!r} is ambiguous; it matches {', '.join(candidates)}",
-            code="ambiguous_id",
-        )
-    raise RelioraError(f"no experience with id {id_or_prefix!r}", code="unknown_id")
+@dataclass
+class Shown:
+    record: Record
+    feedback: FeedbackSummary
+    #: Its feedback events, in path order.
+    events: list[FeedbackEvent]
 
 
-def show(store: Store, id_or_prefix: str) -> tuple[Record, Catalog]:
+def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Shown:
+    """One record read from its file, with its feedback; only its own files are parsed."""
+    from reliora_git.catalog import read_entry
+    from reliora_git.feedback import parse_event
+
     check_id(id_or_prefix)  # before the store is read at all
-    catalog = load_catalog(store)
-    return resolve(catalog, id_or_prefix), catalog
+    index = index or open_index(store)
+    doc = index.inverted.docs[index.resolve(id_or_prefix)]
+    assert doc is not None
+    entry = read_entry(doc.locator, _read_file(store, doc.locator))
+    if not entry.usable or entry.record is None:
+        raise entry.first_error()  # changed since the walk, a moment ago
+    events = []
+    for locator in index.event_locators_of(doc.id):
+        try:
+            events.append(parse_event(_read_file(store, locator), locator))
+        except RecordError:
+            continue  # changed since the walk: it counts for nothing, as in search
+    return Shown(entry.record, index.feedback.get(doc.id) or FeedbackSummary(), events)
 
 
-def list_records(store: Store, tag: str | None = None) -> tuple[list[Record], Catalog]:
+def _read_file(store: Store, locator: str) -> str:
+    """The text of one store file, read as the walk reads it."""
+    path = store.root.joinpath(*locator.split("/"))
+    found = [f for f in scan_markdown(store, path.parent) if f.locator == locator]
+    if not found:
+        raise RelioraError("is gone", path=locator, code="not_found")
+    return read_text(found[0].entry(store))
+
+
+@dataclass
+class Listing:
+    #: Records as JSON (``list --json`` items), newest first.
+    records: list[dict[str, Any]]
+    skipped: list[RelioraError]
+
+
+def list_records(store: Store, tag: str | None = None) -> Listing:
     """Records newest first (created, then id); ``tag`` filters case-insensitively."""
-    catalog = load_catalog(store)
-    records = catalog.records
+    index = open_index(store)
+    docs = index.inverted.docs
+    slots = index.slots()
     if tag is not None:
         wanted = tag.casefold()
-        records = [r for r in records if any(t.casefold() == wanted for t in r.tags)]
-    records.sort(key=lambda r: r.id)
-    records.sort(key=lambda r: r.created or "", reverse=True)
-    return records, catalog
+        slots = [s for s in slots if any(t.casefold() == wanted for t in docs[s].tags)]  # type: ignore[union-attr]
+    records = [index.record_json(slot) for slot in slots]
+    records.sort(key=lambda r: r["id"])
+    records.sort(key=lambda r: r["created"] or "", reverse=True)
+    return Listing(records, index.skipped)
 
 
 # --- record / feedback -----------------------------------------------------------------------
@@ -121,21 +148,23 @@ def prepare(store: Store, new: Record) -> Record:
     return new
 
 
-def record(store: Store, new: Record, *, stage: bool = False) -> Saved:
+def record(
+    store: Store, new: Record, *, stage: bool = False, index: StoreIndex | None = None
+) -> Saved:
     """Save ``new`` (see :func:`prepare`) and return the existing records it resembles."""
     from reliora_git import git
     from reliora_git.parse import render_record
 
     generated_id = not new.id
     prepare(store, new)
-    catalog = load_catalog(store)
-    if any(r.id == new.id for r in catalog.records):
+    index = index or open_index(store)
+    if index.has_id(new.id):
         raise RelioraError(f"an experience with id {new.id!r} already exists", code="exists")
     path = store.experiences / f"{new.id}.md"
     new.locator = store.locator(path)
     text = render_record(new)
     _check_reads_back(text, new.locator)
-    warnings = find_similar(new, catalog.indexed(), catalog.feedback())
+    warnings = find_similar(new, index)
     for attempt in range(_NAME_ATTEMPTS):
         try:
             write_new(path, text, store)
@@ -181,7 +210,13 @@ def validate_new(new: Record) -> None:
         )
 
 
-def feedback(store: Store, id_or_prefix: str, outcome: str, note: str = "") -> FeedbackEvent:
+def feedback(
+    store: Store,
+    id_or_prefix: str,
+    outcome: str,
+    note: str = "",
+    index: StoreIndex | None = None,
+) -> FeedbackEvent:
     from reliora_git import git
     from reliora_git.feedback import event_file_stem, render_event
 
@@ -190,7 +225,9 @@ def feedback(store: Store, id_or_prefix: str, outcome: str, note: str = "") -> F
             f"outcome {outcome!r} must be one of {', '.join(OUTCOMES)}", code="invalid_outcome"
         )
     check_id(id_or_prefix)  # before the store is read at all
-    target = resolve(load_catalog(store), id_or_prefix)
+    index = index or open_index(store)
+    target = index.inverted.docs[index.resolve(id_or_prefix)]
+    assert target is not None
     author = git.user_name(store.root)
     for attempt in range(_NAME_ATTEMPTS):
         now = _utc_now()
@@ -245,34 +282,63 @@ class CheckReport:
         return not any(f.has_errors for f in self.files)
 
 
-def check(store: Store, paths: list[str] | None = None) -> CheckReport:
+def check(
+    store: Store, paths: list[str] | None = None, index: StoreIndex | None = None
+) -> CheckReport:
     """Validate every record; seek similar records for the files named in ``paths``.
 
     Lexical similarity is sought only for named files (and staged ones, in the
     hook): over a whole store it would compare every record with every other.
     Exact duplicates (same title, solution and applicability) and id clashes are
-    always reported.
+    always reported. Each file's own problems come from the index, so only the
+    files that changed since the last command are parsed.
     """
-    catalog = load_catalog(store)
+    index = index or open_index(store)
     named = _named_locators(store, paths) if paths else None
     if named is not None:
-        missing = named - {e.locator for e in catalog.entries}
+        missing = named - set(index.locators)
         if missing:
             raise RelioraError(
                 f"not a record file under {store.experiences.name}/: {sorted(missing)[0]}",
                 code="not_found",
             )
-    return check_entries(view_of(catalog), catalog.entries, similar_for=named)
+    return judge(StoreView(index, index_owners(index)), judged_of_index(index), named)
 
 
 @dataclass(frozen=True)
 class StoreView:
     """What judging a record needs of the rest of the store."""
 
-    docs: list[IndexedRecord]
-    feedback: dict[str, FeedbackSummary]
+    pool: Pool
     #: Id → the file that owns it; ids of files that are not usable count too.
     owners: dict[str, str]
+
+
+@dataclass
+class Judged:
+    """One record file as ``check`` sees it."""
+
+    locator: str
+    id: str | None
+    #: Its own problems: a read error first, then parse and validation findings.
+    problems: list[Problem]
+    #: For a usable record: its fingerprint, and how to get the record (parsed on demand).
+    fingerprint: str | None = None
+    load: Callable[[], Record] | None = None
+
+
+def judged_of(entry: Entry) -> Judged:
+    from reliora_git.rank import fingerprint
+
+    judged = Judged(entry.locator, entry.record.id if entry.record else None, [])
+    if entry.error is not None:
+        judged.problems.append(Problem("error", entry.error.message, entry.error.line))
+    judged.problems.extend(entry.problems)
+    record = entry.record
+    if record is not None and entry.usable:
+        judged.fingerprint = fingerprint(record)
+        judged.load = lambda: record
+    return judged
 
 
 def view_of(catalog: Catalog) -> StoreView:
@@ -280,38 +346,68 @@ def view_of(catalog: Catalog) -> StoreView:
     for entry in catalog.entries:
         if entry.record is not None and entry.record.id:
             owners.setdefault(entry.record.id, entry.locator)
-    return StoreView(catalog.indexed(), catalog.feedback(), owners)
+    return StoreView(DocsPool(catalog.indexed(), catalog.feedback()), owners)
+
+
+def index_owners(index: StoreIndex) -> dict[str, str]:
+    owners = {doc.id: doc.locator for doc in index.docs()}
+    for locator in index.locators:
+        info = index.checks.get(locator)
+        if info is not None and info[0]:
+            owners.setdefault(info[0], locator)
+    return owners
+
+
+def judged_of_index(index: StoreIndex) -> list[Judged]:
+    """Every record file of the index, in path order, without parsing any of them."""
+    from reliora_git.jsonio import record_from_json
+
+    docs = index.all_docs
+    judged: list[Judged] = []
+    for locator, value in zip(index.locators, index.values, strict=True):
+        info = index.checks.get(locator)
+        problems = [] if info is None else [Problem(*p) for p in info[2]]
+        if not isinstance(value, int):
+            judged.append(Judged(locator, None if info is None else info[0], problems))
+            continue
+        doc = docs[value]
+        assert doc is not None
+
+        def load(slot: int = value) -> Record:
+            data = dict(index.record_json(slot))
+            record = record_from_json({k: v for k, v in data.items() if k != "locator"})
+            record.locator = data["locator"]
+            return record
+
+        judged.append(Judged(locator, doc.id, problems, doc.fingerprint, load))
+    return judged
+
+
+def judge(view: StoreView, files: list[Judged], similar_for: set[str] | None) -> CheckReport:
+    """Reports for ``files`` judged against the store (the hook passes staged files)."""
+    reports = []
+    for file in files:
+        report = FileReport(file.locator, file.id, list(file.problems))
+        if file.id:
+            owner = view.owners.get(file.id)
+            if owner is not None and owner != file.locator:
+                report.problems.append(Problem("error", f"id {file.id!r} is also used by {owner}"))
+        if file.load is not None and file.id:
+            if similar_for is not None and file.locator in similar_for:
+                report.similar = find_similar(file.load(), view.pool)
+            elif file.fingerprint and view.pool.twins(file.fingerprint, file.id):
+                # The rest only against their exact twins (SPEC.md §6).
+                report.similar = find_similar(file.load(), view.pool, lexical=False)
+        if report.problems or report.similar:
+            reports.append(report)
+    return CheckReport(len(files), reports)
 
 
 def check_entries(
     view: StoreView, entries: list[Entry], similar_for: set[str] | None
 ) -> CheckReport:
-    """Reports for ``entries`` judged against the store (the hook passes staged entries)."""
-    twins: dict[str, list[IndexedRecord]] = defaultdict(list)
-    for doc in view.docs:
-        twins[doc.fingerprint].append(doc)
-    reports = []
-    for entry in entries:
-        report = FileReport(entry.locator, entry.record.id if entry.record else None)
-        if entry.error is not None:
-            report.problems.append(Problem("error", entry.error.message, entry.error.line))
-        report.problems.extend(entry.problems)
-        rec = entry.record
-        if rec is not None and rec.id:
-            owner = view.owners.get(rec.id)
-            if owner is not None and owner != entry.locator:
-                report.problems.append(Problem("error", f"id {rec.id!r} is also used by {owner}"))
-        if rec is not None and entry.usable:
-            # Named files get the full lexical search; the rest only their exact twins.
-            pool = (
-                view.docs
-                if similar_for is not None and entry.locator in similar_for
-                else (twins.get(index_record(rec).fingerprint, []))
-            )
-            report.similar = find_similar(rec, pool, view.feedback)
-        if report.problems or report.similar:
-            reports.append(report)
-    return CheckReport(len(entries), reports)
+    """:func:`judge` for parsed entries (the staged store, a commit's store)."""
+    return judge(view, [judged_of(entry) for entry in entries], similar_for)
 
 
 def _named_locators(store: Store, paths: list[str]) -> set[str]:

@@ -38,7 +38,7 @@ from typing import Any
 from reliora_git import __version__
 
 #: Bump when the shape of cached values changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 MAGIC = b"RELIORA-CACHE\n"
 #: Files younger than this at the start of a walk are not cached (see the module docstring).
 RACY_NS = 2_000_000_000
@@ -47,6 +47,8 @@ _CODE_MODULES = (
     "catalog.py",
     "feedback.py",
     "index.py",
+    "inverted.py",
+    "jsonio.py",
     "model.py",
     "parse.py",
     "rank.py",
@@ -232,32 +234,45 @@ class FileCache:
         # Sections this run did not touch are kept as they were.
         sections = dict(self._stored)
         sections.update({name: stored for name, stored in changed.items() if stored is not None})
-        payload = marshal.dumps((code_stamp(self.root), sections))
-        # Written in pieces: one joined copy would be another 100 MB at 100,000 records.
-        pieces = (MAGIC, zlib.crc32(payload).to_bytes(4, "big"), payload)
-        # A read-only .git or a full disk costs speed, never a result.
-        with contextlib.suppress(OSError):
-            write_atomic(self.path, pieces)
+        write_cache(self.path, self.root, sections)
 
     def _load(self) -> dict[str, Stored]:
         assert self.path is not None
-        try:
-            data = self.path.read_bytes()
-        except OSError:
-            return {}
-        head = len(MAGIC) + 4
-        if not data.startswith(MAGIC) or len(data) < head:
-            return {}
-        payload = memoryview(data)[head:]
-        if zlib.crc32(payload) != int.from_bytes(data[len(MAGIC) : head], "big"):
-            return {}
-        try:
-            stamp, sections = marshal.loads(payload)
-        except (EOFError, ValueError, TypeError):
-            return {}
-        if stamp != code_stamp(self.root) or not isinstance(sections, dict):
-            return {}
-        return sections
+        sections = read_cache(self.path, self.root)
+        return sections if isinstance(sections, dict) else {}
+
+
+def read_cache(path: Path, root: Path) -> Any:
+    """What :func:`write_cache` wrote for the store at ``root``, or None if it is not usable.
+
+    None for a missing, unreadable, truncated or corrupt file, and for one written by
+    other code (see :func:`code_stamp`): each only costs the time to rebuild it.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    head = len(MAGIC) + 4
+    if not data.startswith(MAGIC) or len(data) < head:
+        return None
+    payload = memoryview(data)[head:]
+    if zlib.crc32(payload) != int.from_bytes(data[len(MAGIC) : head], "big"):
+        return None
+    try:
+        stamp, content = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return content if stamp == code_stamp(root) else None
+
+
+def write_cache(path: Path, root: Path, content: Any) -> None:
+    """Write ``content`` (plain data) atomically behind the stamp and a CRC-32; errors ignored."""
+    payload = marshal.dumps((code_stamp(root), content))
+    # Written in pieces: one joined copy would be another 100 MB at 100,000 records.
+    pieces = (MAGIC, zlib.crc32(payload).to_bytes(4, "big"), payload)
+    # A read-only .git or a full disk costs speed, never a result.
+    with contextlib.suppress(OSError):
+        write_atomic(path, pieces)
 
 
 def write_atomic(path: Path, pieces: Iterable[bytes]) -> None:

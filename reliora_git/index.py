@@ -1,220 +1,484 @@
-"""What a search needs of the store, from the files as they are now, through the cache.
+"""The store index: the working tree as every command reads it, through the cache.
 
-:func:`load_index` gives exactly what :class:`~reliora_git.catalog.Catalog` gives a
-search — ``indexed()``, ``feedback()`` and ``skipped()`` — without building a
-:class:`~reliora_git.model.Record` per file: a file whose size and mtime match the
-cache is not read, and PyYAML is not even imported when every file is cached. A
-file that is read goes through the same functions as the catalog (``read_text``,
-``read_entry``, ``parse_event``), so a cached and an uncached run agree by
-construction; tests compare the two.
+:func:`open_index` walks ``experiences/`` and ``feedback/`` (a ``stat`` of each
+file), loads the cached index, and patches it for the files whose identity
+(locator, size, mtime) changed: a changed file is parsed again and gets a new
+slot in the inverted index (inverted.py), the slot of a file that changed or is
+gone is marked dead. What comes out is exactly what parsing every file would
+give — the cache can only cost speed, never change a result (SPEC.md §9):
+
+* a value is kept for a file only as long as its size and mtime are the same,
+  and never for a file modified within :data:`~reliora_git.cache.RACY_NS` of the
+  walk (it is parsed again next time);
+* what depends on several files (who owns an id, feedback sums) is derived on
+  every command from the per-file values, in path order;
+* a cache file that is missing, corrupt, from other code or unwritable, and a
+  segment that cannot be read, only mean parsing again.
+
+The index file holds what every command needs (walk, terms, postings, each
+record's identity, feedback values, check problems); the texts that only a few
+records need at a time stay in segments (segments.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import sys
-from collections import defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import cast
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from reliora_git.cache import FileCache, Section, Value, cache_file
-from reliora_git.catalog import Entry, choose_id_owners
+from reliora_git.cache import Section, Value, cache_file, read_cache, write_cache
+from reliora_git.catalog import choose_id_owners
 from reliora_git.errors import RecordError, RelioraError
+from reliora_git.inverted import InvertedIndex, record_terms
 from reliora_git.model import FeedbackSummary
-from reliora_git.rank import IndexedRecord, feedback_summary, index_record
-from reliora_git.store import ScannedFile, Store, read_text, scan_markdown
+from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query
+from reliora_git.segments import Location, Segments
+from reliora_git.store import FileEntry, ScannedFile, Store, check_id, read_text, scan_markdown
+from reliora_git.values import (
+    compute_values,
+    event_value,
+    feedback_from_values,
+    indexed_value,
+    paused_gc,
+)
 
-RECORDS = "experiences"
-EVENTS = "feedback"
-#: Turns a file's locator and text into the value cached for it.
-_Compute = Callable[[str, str], Value]
-#: A record's value is the tuple of its IndexedRecord; an error's is (marker, message, line).
-_DOC_LENGTH = len(IndexedRecord._fields)
 _new_tuple = tuple.__new__
+#: (severity, message, line) of what ``check`` reports for a file by itself.
+ProblemTuple = tuple[str, str, "int | None"]
+#: What ``check`` needs of a file with problems: (claimed id or None, usable, problems).
+CheckInfo = tuple["str | None", bool, tuple[ProblemTuple, ...]]
 
 
 @dataclass
-class SearchIndex:
-    #: Usable records with a unique id, in path order (the first file wins an id clash).
-    docs: list[IndexedRecord]
+class IndexState:
+    """What the index file holds (and an MCP server keeps between calls)."""
+
+    #: Record files as stored: (locator, size, mtime_ns, None), sorted, and their values:
+    #: a slot of ``inverted``, or an error value ("error", message, line).
+    files: list[tuple[str, int, int, None]]
+    values: list[Any]
+    inverted: InvertedIndex
+    #: Slot → where its segment value (record text, record JSON) is.
+    blobs: list[Location | None]
+    #: Locator → what check reports for a file with problems (files without have none).
+    checks: dict[str, CheckInfo]
+    event_files: list[tuple[str, int, int, None]]
+    event_values: list[Value]
+
+    @classmethod
+    def empty(cls) -> IndexState:
+        return cls([], [], InvertedIndex.empty(), [], {}, [], [])
+
+    def to_plain(self) -> tuple[Any, ...]:
+        inv = self.inverted
+        docs = [None if doc is None else tuple(doc) for doc in inv.docs]
+        return (
+            self.files,
+            self.values,
+            inv.terms,
+            inv.postings,
+            docs,
+            self.blobs,
+            self.checks,
+            self.event_files,
+            self.event_values,
+        )
+
+    @classmethod
+    def from_plain(cls, plain: Any) -> IndexState | None:
+        try:
+            files, values, terms, postings, docs, blobs, checks, event_files, event_values = plain
+        except (TypeError, ValueError):
+            return None
+        records = [None if doc is None else _new_tuple(IndexedRecord, doc) for doc in docs]
+        return cls(
+            files,
+            values,
+            InvertedIndex(terms, postings, records),
+            blobs,
+            checks,
+            event_files,
+            event_values,
+        )
+
+
+def index_file(root: Path) -> Path | None:
+    path = cache_file(root)
+    return None if path is None else path.with_suffix(".index")
+
+
+@dataclass
+class StoreIndex:
+    """The store as it is on disk now, ready for every command."""
+
+    store: Store
+    #: The live records: slots of files that lost an id clash are dead here.
+    inverted: InvertedIndex
+    #: Slot → record, id-clash losers included (``check`` judges them too).
+    all_docs: list[IndexedRecord | None]
+    #: Record files in path order, and each one's value: a slot, or its error.
+    locators: list[str]
+    values: list[Any]
+    checks: dict[str, CheckInfo]
     feedback: dict[str, FeedbackSummary]
+    #: Feedback files (in path order) and their values: ("ok", record id, outcome) or an error.
+    event_locators: list[str]
+    event_values: list[Value]
     #: One error per record file that search leaves out, in path order.
     skipped: list[RelioraError]
+    #: Slot → where its segment value is (None: not cached; parsed from the file on use).
+    blobs: list[Location | None]
+    #: What the next command may start from (see :func:`open_index`).
+    state: IndexState
+    segments: Segments
+    #: Segment values of records parsed by this command, by slot.
+    fresh: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    _by_fingerprint: dict[str, list[int]] | None = None
+
+    # --- one record's cached values ------------------------------------------------------
+
+    def _blob(self, slot: int) -> tuple[str, dict[str, Any]]:
+        found = self.fresh.get(slot)
+        if found is not None:
+            return found
+        location = self.blobs[slot] if slot < len(self.blobs) else None
+        value = None if location is None else self.segments.read(location)
+        if not (isinstance(value, tuple) and len(value) == 2):
+            # Gone or damaged: the file itself says the same (it is as the walk saw it).
+            doc = self.inverted.docs[slot]
+            assert doc is not None
+            value = _parse_blob(self.store, doc.locator)
+        self.fresh[slot] = value
+        return value
+
+    def text_of(self, slot: int) -> str:
+        """The record's nine field strings joined (IndexedRecord.text)."""
+        return self._blob(slot)[0]
+
+    def record_json(self, slot: int) -> dict[str, Any]:
+        """The record as ``show --json`` and ``list --json`` give it."""
+        return self._blob(slot)[1]
+
+    def full_doc(self, slot: int) -> IndexedRecord:
+        doc = self.inverted.docs[slot]
+        assert doc is not None
+        return doc._replace(text=self.text_of(slot))
+
+    # --- records -------------------------------------------------------------------------
+
+    def slots(self) -> list[int]:
+        """Slots of the usable records with a unique id, in path order."""
+        docs = self.inverted.docs
+        return [v for v in self.values if isinstance(v, int) and docs[v] is not None]
+
+    def docs(self) -> list[IndexedRecord]:
+        """The usable records (texts omitted), in path order."""
+        docs = self.inverted.docs
+        return [doc for slot in self.slots() if (doc := docs[slot]) is not None]
+
+    def resolve(self, id_or_prefix: str) -> int:
+        """The slot of the record whose id is ``id_or_prefix``, or of the one it prefixes."""
+        check_id(id_or_prefix)
+        docs = self.inverted.docs
+        candidates: list[tuple[str, int]] = []
+        for slot in self.slots():
+            doc_id = docs[slot].id  # type: ignore[union-attr]
+            if doc_id == id_or_prefix:
+                return slot
+            if doc_id.startswith(id_or_prefix):
+                candidates.append((doc_id, slot))
+        if len(candidates) == 1:
+            return candidates[0][1]
+        if candidates:
+            names = ", ".join(sorted(doc_id for doc_id, _ in candidates))
+            raise RelioraError(
+                f"id prefix {id_or_prefix!r} is ambiguous; it matches {names}",
+                code="ambiguous_id",
+            )
+        raise RelioraError(f"no experience with id {id_or_prefix!r}", code="unknown_id")
+
+    def has_id(self, record_id: str) -> bool:
+        docs = self.inverted.docs
+        return any(docs[slot].id == record_id for slot in self.slots())  # type: ignore[union-attr]
+
+    def event_locators_of(self, record_id: str) -> list[str]:
+        """The feedback files about ``record_id`` that read as events, in path order."""
+        return [
+            locator
+            for locator, value in zip(self.event_locators, self.event_values, strict=True)
+            if value[0] == "ok" and value[1] == record_id
+        ]
+
+    # --- search --------------------------------------------------------------------------
+
+    def rank(
+        self,
+        query: Query,
+        *,
+        context: ContextFilter | None = None,
+        include_retired: bool = False,
+        min_level: str | None = None,
+        exclude_id: str | None = None,
+    ) -> list[Hit]:
+        return self.inverted.rank(
+            query,
+            self.text_of,
+            feedback=self.feedback,
+            context=context,
+            include_retired=include_retired,
+            min_level=min_level,
+            exclude_id=exclude_id,
+        )
+
+    # --- as a pool of records for duplicate searches (duplicates.Pool) ------------------
+
+    def similar_hits(self, query: Query, exclude_id: str) -> list[Hit]:
+        found = self.inverted.rank_slots(
+            query,
+            self.text_of,
+            feedback=self.feedback,
+            include_retired=True,
+            min_level="moderate",
+            exclude_id=exclude_id,
+        )
+        return [dataclasses.replace(hit, doc=self.full_doc(slot)) for slot, hit in found]
+
+    def twins(self, fingerprint: str, exclude_id: str) -> list[IndexedRecord]:
+        if self._by_fingerprint is None:
+            self._by_fingerprint = {}
+            docs = self.inverted.docs
+            for slot in self.slots():
+                doc = docs[slot]
+                assert doc is not None
+                self._by_fingerprint.setdefault(doc.fingerprint, []).append(slot)
+        return [
+            self.full_doc(slot)
+            for slot in self._by_fingerprint.get(fingerprint, [])
+            if self.inverted.docs[slot].id != exclude_id  # type: ignore[union-attr]
+        ]
+
+    def close(self) -> None:
+        self.segments.close()
+
+    def __enter__(self) -> StoreIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while plain, acyclic data is built in bulk.
-
-    Loading 100,000 records allocates hundreds of thousands of tuples: every 700
-    of them started a collection, and the growing older generations triggered
-    full passes over everything loaded so far. Measured, that was 40% of a
-    search at 100,000 records (cProfile does not show it). Nothing built here
-    holds a reference cycle, so reference counting frees it all the same; parsing
-    (PyYAML) runs with the collector on.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
+def _parse_blob(store: Store, locator: str) -> tuple[str, dict[str, Any]]:
+    path = store.root.joinpath(*locator.split("/"))
     try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+        size = path.stat().st_size
+    except OSError as exc:
+        raise RelioraError(f"cannot be read: {exc.strerror}", path=locator) from None
+    value = indexed_value(locator, read_text(FileEntry(locator, path, size, 0)))
+    if value[0] != "doc":
+        raise RelioraError(f"changed while it was read: {value[1]}", path=locator)
+    return value[1][IndexedRecord._fields.index("text")], value[2]
 
 
-def load_index(store: Store) -> SearchIndex:
+def open_index(store: Store, previous: IndexState | None = None) -> StoreIndex:
+    """The index of the store as it is now; ``previous`` instead of the cache file, if given."""
     root = store.root.resolve()
+    path = index_file(root)
     with paused_gc():
-        cache = FileCache(cache_file(root), root)
-    docs, skipped = _records(store, cache)
-    feedback = _feedback(store, cache)
-    cache.save()
-    return SearchIndex(docs, feedback, skipped)
+        state = previous
+        if state is None and path is not None:
+            state = IndexState.from_plain(read_cache(path, root))
+        state = state or IndexState.empty()
+        segments = Segments(path)
+        builder = _Builder(store, state, segments)
+        index = builder.build()
+    if path is not None and builder.changed:
+        index.state = builder.saved_state()
+        write_cache(path, root, index.state.to_plain())
+        segments.remove_unused({loc[0] for loc in index.state.blobs if loc is not None})
+    return index
 
 
-def _records(store: Store, cache: FileCache) -> tuple[list[IndexedRecord], list[RelioraError]]:
-    with paused_gc():
+class LiveIndex:
+    """The store index of a long-running process (the MCP server), kept between calls.
+
+    Each :meth:`open` walks the store again and patches the index kept from the last
+    call, so results are exact while records are edited; only the index file is not
+    read again.
+    """
+
+    def __init__(self) -> None:
+        self._root: Path | None = None
+        self._state: IndexState | None = None
+
+    def open(self, store: Store) -> StoreIndex:
+        previous = self._state if self._root == store.root else None
+        index = open_index(store, previous)
+        self._root, self._state = store.root, index.state
+        return index
+
+
+class _Builder:
+    """Patches an :class:`IndexState` for the files as they are now."""
+
+    def __init__(self, store: Store, state: IndexState, segments: Segments) -> None:
+        self.store = store
+        self.state = state
+        self.segments = segments
+        self.started_ns = _started_ns()
+        self.changed = False
+
+    def build(self) -> StoreIndex:
+        store, state = self.store, self.state
         files = scan_markdown(store, store.experiences)
-        lookup = cache.section(RECORDS)
-        values = lookup.all_valid(files)
-    if values is None:
-        values = _values(store, lookup, files, record_value)
-    with paused_gc():
-        return docs_from_values(store, [file.locator for file in files], values)
+        self.records = Section((state.files, state.values), self.started_ns)
+        values = self.records.all_valid(files)
+        self.checks = dict(state.checks)
+        self.fresh: dict[int, tuple[str, dict[str, Any]]] = {}
+        inverted = state.inverted
+        if values is None:
+            values, inverted = self._patch(files)
+        event_files = scan_markdown(store, store.feedback)
+        self.events = Section((state.event_files, state.event_values), self.started_ns)
+        event_values = self.events.all_valid(event_files)
+        if event_values is None:
+            event_values = compute_values(store, self.events, event_files, event_value)
+            self.changed = True
+        self.inverted = inverted
+        locators = [file.locator for file in files]
+        visible, skipped = _visible(store, inverted, locators, values)
+        return StoreIndex(
+            store=store,
+            inverted=visible,
+            all_docs=inverted.docs,
+            locators=locators,
+            values=values,
+            checks=self.checks,
+            feedback=feedback_from_values(event_values),
+            event_locators=[file.locator for file in event_files],
+            event_values=event_values,
+            skipped=skipped,
+            blobs=state.blobs,
+            state=state,
+            segments=self.segments,
+            fresh=self.fresh,
+        )
+
+    def _patch(self, files: list[ScannedFile]) -> tuple[list[Any], InvertedIndex]:
+        """Values for ``files``: cached ones kept, the others parsed into new slots."""
+        self.changed = True
+        lookup = self.records
+        values: list[Any] = [None] * len(files)
+        missing: list[ScannedFile] = []
+        positions: list[int] = []
+        for i, file in enumerate(files):
+            value = None if file.unreadable else lookup.get(file.locator, file.size, file.mtime_ns)
+            if value is None:
+                missing.append(file)
+                positions.append(i)
+            else:
+                values[i] = value
+        # Parsed values go through a scratch section: compute_values caches what it computes.
+        scratch = Section(([], []), self.started_ns)
+        computed = compute_values(self.store, scratch, missing, indexed_value)
+        inverted = self.state.inverted
+        added: list[tuple[IndexedRecord, dict[str, int]]] = []
+        next_slot = len(inverted.docs)
+        self.new_slots: dict[int, bool] = {}  # slot → may be cached (not racy)
+        for i, file, value in zip(positions, missing, computed, strict=True):
+            cacheable = file.locator in scratch.kept
+            if value[0] == "doc":
+                doc = _new_tuple(IndexedRecord, value[1])
+                slot = next_slot + len(added)
+                added.append((doc, record_terms(doc.text)))
+                self.fresh[slot] = (doc.text, value[2])
+                values[i] = slot
+                self.new_slots[slot] = cacheable
+            else:
+                values[i] = value[:3]
+            if len(value) == 3:  # a read error (error_value): not cached, found again next time
+                claimed, problems = None, (("error", value[1], value[2]),)
+            else:
+                claimed = value[1][0] if value[0] == "doc" else value[3]
+                problems = value[-1]
+            if problems:
+                self.checks[file.locator] = (claimed, value[0] == "doc", problems)
+            else:
+                self.checks.pop(file.locator, None)
+            if cacheable:
+                lookup.put(file.locator, file.size, file.mtime_ns, values[i])
+        kept_slots = {v for v in values if isinstance(v, int)}
+        inverted = inverted.extended(added)
+        inverted.drop(slot for slot in range(next_slot) if slot not in kept_slots)
+        live = {file.locator for file in files}
+        self.checks = {loc: info for loc, info in self.checks.items() if loc in live}
+        return values, inverted
+
+    def saved_state(self) -> IndexState:
+        """What to write: this run's index without the files too young to cache."""
+        files, values = self.records.stored() or (self.state.files, self.state.values)
+        inverted = self.inverted
+        blobs = list(self.state.blobs) + [None] * (len(inverted.docs) - len(self.state.blobs))
+        new = getattr(self, "new_slots", {})
+        cached_new = [slot for slot, cacheable in new.items() if cacheable]
+        locations = self.segments.write(self.fresh[slot] for slot in cached_new)
+        if locations is None:  # the segment could not be written: the file is parsed again
+            cached_new, locations = [], []
+        for slot, location in zip(cached_new, locations, strict=True):
+            blobs[slot] = location
+        # A new record whose segment could not be written stays: it is parsed when needed.
+        kept = {v for v in values if isinstance(v, int)}
+        docs = [doc if slot in kept else None for slot, doc in enumerate(inverted.docs)]
+        saved = InvertedIndex(inverted.terms, inverted.postings, docs)
+        if saved.dead_share() > 0.25:
+            saved, renumber = saved.compacted()
+            values = [renumber[v] if isinstance(v, int) else v for v in values]
+            moved: list[Location | None] = [None] * len(saved.docs)
+            for old, new_slot in enumerate(renumber):
+                if new_slot >= 0:
+                    moved[new_slot] = blobs[old]
+            blobs = moved
+        else:
+            blobs = [loc if slot in kept else None for slot, loc in enumerate(blobs)]
+        event_files, event_values = self.events.stored() or (
+            self.state.event_files,
+            self.state.event_values,
+        )
+        stored = {loc for loc, *_ in files}
+        checks = {loc: info for loc, info in self.checks.items() if loc in stored}
+        return IndexState(files, values, saved, blobs, checks, event_files, event_values)
 
 
-def docs_from_values(
-    store: Store, locators: list[str], values: list[Value]
-) -> tuple[list[IndexedRecord], list[RelioraError]]:
-    """Usable records with a unique id, in path order, and why the others are skipped."""
-    ids = [value[0] for value in values]
-    if all(len(value) == _DOC_LENGTH for value in values) and len(set(ids)) == len(ids):
-        # The usual store: every record usable, no id twice. A cached value is the
-        # IndexedRecord's own tuple, so it becomes one without a Python-level __new__.
-        return [_new_tuple(IndexedRecord, value) for value in values], []
+def _visible(
+    store: Store, inverted: InvertedIndex, locators: list[str], values: list[Any]
+) -> tuple[InvertedIndex, list[RelioraError]]:
+    """The index with id-clash losers dead, and why each file left out is skipped."""
+    docs = inverted.docs
     claims = [
-        (value[0], locator)
-        for locator, value in zip(locators, values, strict=True)
-        if len(value) == _DOC_LENGTH
+        (doc.id, loc)
+        for loc, v in zip(locators, values, strict=True)
+        if isinstance(v, int) and (doc := docs[v]) is not None
     ]
+    ids = [record_id for record_id, _ in claims]
+    if len(claims) == len(values) and len(set(ids)) == len(ids):
+        return inverted, []  # the usual store: every record usable, no id twice
     owners = choose_id_owners(claims, store.locator(store.experiences))
-    docs: list[IndexedRecord] = []
+    visible = list(docs)
     skipped: list[RelioraError] = []
     for locator, value in zip(locators, values, strict=True):
-        if len(value) != _DOC_LENGTH:
+        if not isinstance(value, int):
             skipped.append(RecordError(value[1], path=locator, line=value[2]))
-        elif owners[value[0]] != locator:
-            message = f"id {value[0]!r} is already used by {owners[value[0]]}"
+            continue
+        doc = docs[value]
+        assert doc is not None
+        if owners[doc.id] != locator:
+            visible[value] = None
+            message = f"id {doc.id!r} is already used by {owners[doc.id]}"
             skipped.append(RecordError(message, path=locator))
-        else:
-            docs.append(_new_tuple(IndexedRecord, value))
-    return docs, skipped
+    return InvertedIndex(inverted.terms, inverted.postings, visible), skipped
 
 
-def _feedback(store: Store, cache: FileCache) -> dict[str, FeedbackSummary]:
-    files = scan_markdown(store, store.feedback)
-    lookup = cache.section(EVENTS)
-    values = lookup.all_valid(files)
-    if values is None:
-        values = _values(store, lookup, files, event_value)
-    return feedback_from_values(values)
+def _started_ns() -> int:
+    import time
 
-
-def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
-    """Feedback summaries by record id from :func:`event_value` values (errors count nothing)."""
-    outcomes: dict[str, list[str]] = defaultdict(list)
-    for value in values:
-        if value[0] == "ok":
-            outcomes[value[1]].append(value[2])
-    return {rid: feedback_summary(found) for rid, found in outcomes.items()}
-
-
-def _values(
-    store: Store, lookup: Section, files: list[ScannedFile], compute: _Compute
-) -> list[Value]:
-    """The value of each file: from the cache when it is there, else read and computed now.
-
-    Computed values are cached (when the file is old enough: see cache.RACY_NS).
-    Files are read and parsed in batches, on several cores when there are many
-    (see parallel.py), so that a cold cache does not hold every text at once.
-    """
-    from reliora_git.parallel import BATCH, computer  # only when something must be parsed
-
-    values: list[Value | None] = []
-    missing: list[int] = []
-    for file in files:
-        value = None if file.unreadable else lookup.get(file.locator, file.size, file.mtime_ns)
-        if value is None:
-            missing.append(len(values))
-        values.append(value)
-    with computer(compute, len(missing)) as compute_all:
-        for first in range(0, len(missing), BATCH):
-            read: list[int] = []
-            texts: list[tuple[str, str]] = []
-            for i in missing[first : first + BATCH]:
-                try:
-                    texts.append((files[i].locator, read_text(files[i].entry(store))))
-                except RecordError as exc:
-                    # Not cached: cheap to find again (a symlink, a size), and an I/O error
-                    # may pass.
-                    values[i] = error_value(exc)
-                else:
-                    read.append(i)
-            for i, value in zip(read, compute_all(texts), strict=True):
-                file = files[i]
-                values[i] = value = shared(value, file.locator)
-                lookup.put(file.locator, file.size, file.mtime_ns, value)
-    return cast(list[Value], values)  # every None was replaced
-
-
-def record_value(locator: str, text: str) -> Value:
-    # Imported here: parsing pulls in PyYAML, which a fully cached search never needs.
-    from reliora_git.catalog import read_entry
-
-    return entry_value(read_entry(locator, text))
-
-
-def entry_value(entry: Entry) -> Value:
-    """What a search needs of one parsed file: its IndexedRecord tuple, or why it is skipped."""
-    if not entry.usable or entry.record is None:
-        error = entry.first_error()
-        return error_value(error)
-    # Interned, the few distinct values are stored once in the cache and loaded as one object.
-    return shared(tuple(index_record(entry.record)), entry.locator)
-
-
-def shared(value: Value, locator: str) -> Value:
-    """A value with its repeated strings shared, as :func:`entry_value` makes them.
-
-    A value that comes back from a worker process (parallel.py) was unpickled: its
-    tags, status and confidence are no longer the interned objects, nor its locator
-    the walk's own. marshal writes an object shared by many values once, so without
-    this the cache (and a search's memory) grew by 6% at 100,000 records.
-    """
-    if len(value) != _DOC_LENGTH:
-        return (sys.intern(value[0]), *value[1:])  # an error's or an event's marker
-    doc = _new_tuple(IndexedRecord, value)
-    return tuple(
-        doc._replace(
-            locator=locator,  # the same text: a value is computed for its file's locator
-            tags=tuple(sys.intern(tag) for tag in doc.tags),
-            status=sys.intern(doc.status),
-            confidence=None if doc.confidence is None else sys.intern(doc.confidence),
-        )
-    )
-
-
-def error_value(error: RelioraError) -> Value:
-    return ("error", error.message, error.line)
-
-
-def event_value(locator: str, text: str) -> Value:
-    from reliora_git.feedback import parse_event
-
-    try:
-        event = parse_event(text, locator)
-    except RecordError as exc:
-        return error_value(exc)
-    return ("ok", event.record, event.outcome)
+    return time.time_ns()

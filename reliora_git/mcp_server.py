@@ -7,8 +7,9 @@ A RelioraError or an OS error becomes a tool error result (``isError``) carrying
 the CLI's ``{"error": …}`` document, so the model can read it and correct itself;
 nothing a tool raises stops the server.
 
-The store is found again on every call, never cached: an agent may run
-``reliora init`` (or switch branches) while the server is running.
+The store is found again on every call: an agent may run ``reliora init`` (or
+switch branches) while the server is running. Its index stays in memory between
+calls and is revalidated against the files on each one (index.LiveIndex).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from reliora_git import __version__, api, mcp_help
 from reliora_git.commands.check_staged import report_to_json
 from reliora_git.config import load_config
 from reliora_git.errors import RelioraError, from_os_error
+from reliora_git.index import LiveIndex, StoreIndex
 from reliora_git.jsonio import event_to_json, record_from_json, search_document, show_document
-from reliora_git.model import FeedbackSummary
 from reliora_git.store import Store, find_store
 
 Document = dict[str, Any]
@@ -68,8 +69,20 @@ def build_server(repo: Path | None = None) -> MCPServer:
         log_level="WARNING",
     )
 
+    live = LiveIndex()
+
     def store() -> Store:
         return find_store(repo)
+
+    def indexed(work: Callable[[Store, StoreIndex], Reply]) -> Callable[[], Reply]:
+        """``work`` on the store and its index, kept in memory between calls."""
+
+        def run() -> Reply:
+            found = store()
+            with live.open(found) as index:
+                return work(found, index)
+
+        return run
 
     @server.tool(name="search", description=mcp_help.SEARCH, annotations=READS)
     def search(
@@ -90,14 +103,18 @@ def build_server(repo: Path | None = None) -> MCPServer:
         ] = False,
     ) -> CallToolResult:
         return answer(
-            lambda: search_tool(store(), query, project_context, limit, min_level, include_retired)
+            indexed(
+                lambda s, index: search_tool(
+                    s, query, project_context, limit, min_level, include_retired, index
+                )
+            )
         )
 
     @server.tool(name="show", description=mcp_help.SHOW, annotations=READS)
     def show(
         id: Annotated[str, Field(description="An experience id, or a unique prefix of one.")],
     ) -> CallToolResult:
-        return answer(lambda: show_tool(store(), id))
+        return answer(indexed(lambda s, index: show_tool(s, id, index)))
 
     # Argument names are the SPEC §7 JSON names, as in `reliora record --json -`.
     @server.tool(name="record", description=mcp_help.RECORD, annotations=ADDS)
@@ -147,7 +164,7 @@ def build_server(repo: Path | None = None) -> MCPServer:
             "supersedes": supersedes,
             "paths": paths,
         }
-        return answer(lambda: record_tool(store(), fields))
+        return answer(indexed(lambda s, index: record_tool(s, fields, index)))
 
     @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
     def feedback(
@@ -155,7 +172,7 @@ def build_server(repo: Path | None = None) -> MCPServer:
         outcome: Annotated[Outcome, Field(description="How it worked out.")],
         note: Annotated[str, Field(description="What happened, in a sentence.")] = "",
     ) -> CallToolResult:
-        return answer(lambda: feedback_tool(store(), id, outcome, note))
+        return answer(indexed(lambda s, index: feedback_tool(s, id, outcome, note, index)))
 
     @server.tool(name="check", description=mcp_help.CHECK, annotations=READS)
     def check(
@@ -167,7 +184,7 @@ def build_server(repo: Path | None = None) -> MCPServer:
             ),
         ] = None,
     ) -> CallToolResult:
-        return answer(lambda: check_tool(store(), paths))
+        return answer(indexed(lambda s, index: check_tool(s, paths, index)))
 
     return server
 
@@ -182,6 +199,7 @@ def search_tool(
     limit: int | None,
     min_level: str | None,
     include_retired: bool,
+    index: StoreIndex | None = None,
 ) -> Reply:
     result = api.search(
         store,
@@ -189,21 +207,21 @@ def search_tool(
         project_context=project_context or None,
         min_level=min_level,
         include_retired=include_retired,
+        index=index,
     )
     shown = limit or load_config(store).search_limit
     notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
     return Reply(search_document(result.query, result.context, result.hits, shown), notes)
 
 
-def show_tool(store: Store, id_or_prefix: str) -> Reply:
-    record, catalog = api.show(store, id_or_prefix)
-    summary = catalog.feedback().get(record.id) or FeedbackSummary()
-    events = sorted(catalog.events.get(record.id, []), key=lambda e: e.locator)
-    return Reply(show_document(record, summary, [event_to_json(e) for e in events]))
+def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:
+    shown = api.show(store, id_or_prefix, index)
+    events = [event_to_json(e) for e in shown.events]
+    return Reply(show_document(shown.record, shown.feedback, events))
 
 
-def record_tool(store: Store, fields: dict[str, Any]) -> Reply:
-    saved = api.record(store, record_from_json(fields))
+def record_tool(store: Store, fields: dict[str, Any], index: StoreIndex | None = None) -> Reply:
+    saved = api.record(store, record_from_json(fields), index=index)
     return Reply(
         {
             "id": saved.record.id,
@@ -213,18 +231,20 @@ def record_tool(store: Store, fields: dict[str, Any]) -> Reply:
     )
 
 
-def feedback_tool(store: Store, id_or_prefix: str, outcome: str, note: str) -> Reply:
-    event = api.feedback(store, id_or_prefix, outcome, note)
+def feedback_tool(
+    store: Store, id_or_prefix: str, outcome: str, note: str, index: StoreIndex | None = None
+) -> Reply:
+    event = api.feedback(store, id_or_prefix, outcome, note, index)
     return Reply(
         {"record": event.record, "outcome": event.outcome, "at": event.at, "locator": event.locator}
     )
 
 
-def check_tool(store: Store, paths: list[str] | None) -> Reply:
+def check_tool(store: Store, paths: list[str] | None, index: StoreIndex | None = None) -> Reply:
     # The server's working folder is whatever the client chose: paths are taken
     # relative to the repository root, where the agent sees them in locators.
     absolute = [str(store.root / p) for p in paths] if paths else None
-    return Reply(report_to_json(api.check(store, absolute)))
+    return Reply(report_to_json(api.check(store, absolute, index)))
 
 
 # --- results ---------------------------------------------------------------------------------

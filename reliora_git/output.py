@@ -22,9 +22,7 @@ if TYPE_CHECKING:
 
 # C0 and C1 controls except tab and newline, DEL, and the bidi marks, embeddings,
 # overrides and isolates (the "Trojan Source" characters, U+061C included).
-_UNSAFE = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Lone surrogates come from file names that are not UTF-8 (os.fsdecode's surrogateescape);
 # they cannot be encoded for a terminal, so they are shown as U+FFFD.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -119,12 +117,13 @@ class Printer:
         self.line()
         self.line(f"feedback: {feedback_line(summary)}")
 
-    def listing(self, records: list[Record]) -> None:
+    def listing(self, records: list[dict[str, Any]]) -> None:
+        """Records as JSON (``list --json`` items), one line each."""
         if not records:
             self.line("No experiences yet. Record one with `reliora record --help`.")
         for record in records:
-            created = one_line(record.created or "") or "          "
-            self.line(f"{created}  {self.style(record.id, 'cyan')}  {one_line(record.title)}")
+            created = one_line(record["created"] or "") or "          "
+            self.line(f"{created}  {self.style(record['id'], 'cyan')}  {one_line(record['title'])}")
 
     def similar(self, warnings: list[SimilarityWarning]) -> None:
         for warning in warnings:

@@ -133,9 +133,7 @@ def split_front_matter(text: str, locator: str) -> tuple[dict[str, Any], str, in
         # The safe constructors still raise plain errors on bad scalars: ValueError for
         # ``created: 2026-13-45`` or ``!!int abc``, AttributeError for ``!!timestamp q``.
         # They construct nothing unsafe, so whatever they raise is bad input, not a crash.
-        raise RecordError(
-            f"front matter is not valid YAML: {exc}", path=locator
-        ) from None
+        raise RecordError(f"front matter is not valid YAML: {exc}", path=locator) from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
@@ -230,8 +228,7 @@ def _read_meta(
             problems.append(
                 Problem(
                     "error",
-                    f"'{key}' must be text, not {_yaml_type(value)} "
-                    "(put the value in quotes)",
+                    f"'{key}' must be text, not {_yaml_type(value)} (put the value in quotes)",
                     lines.get(key),
                 )
             )

@@ -361,32 +361,55 @@ def score_record(
     tokens = query.tokens if present is None else present
     text = doc.text
     fields = doc.fields
-    # counts[k]: query tokens that match field k. Rather than testing every token on all
-    # nine fields, only the fields that hold a token's prefilter needle are tested.
-    counts = [0] * len(FIELDS)
-    matched: set[str] = set()
+    # Rather than testing every token on all nine fields, only the fields that hold a
+    # token's prefilter needle are tested.
+    found: dict[str, int] = {}
     for token in tokens:
         needle = token.prefilter_needle
         at = text.find(needle)
         while at != -1:
             k = text.count(FIELD_SEPARATOR, 0, at)
             if token.found_in(fields[k]):
-                counts[k] += 1
-                matched.add(token.text)
+                found[token.text] = found.get(token.text, 0) | 1 << k
             end = text.find(FIELD_SEPARATOR, at)
             if end == -1:
                 break
             at = text.find(needle, end)
-    if not matched:
+    if not found:
         return None
-    coverage = len(matched) / len(query.tokens)
-    multiplier = 0.6 + 0.4 * coverage
     # A phrase holds no tab, so it is in the joined text exactly when it is in one field.
-    phrase = PHRASE_BONUS if query.phrase and query.phrase in text else 0.0
+    phrase = query.phrase is not None and query.phrase in text
+    masks = [found.get(t.text, 0) for t in query.tokens]
+    return score_masks(doc, query, masks, phrase, feedback)
+
+
+def score_masks(
+    doc: IndexedRecord,
+    query: Query,
+    masks: Sequence[int],
+    phrase: bool,
+    feedback: FeedbackSummary = NO_FEEDBACK,
+) -> Hit:
+    """The hit of a record in which query token ``n`` matches the components of ``masks[n]``.
+
+    Bit ``k`` of a mask stands for ``FIELDS[k]``; at least one mask is non-zero. The
+    one formula of SPEC.md §5, shared by the substring scan and the inverted index.
+    """
+    counts = [0] * len(FIELDS)
+    matched = 0
+    for mask in masks:
+        if mask:
+            matched += 1
+            for k in range(len(FIELDS)):
+                if mask >> k & 1:
+                    counts[k] += 1
+    coverage = matched / len(query.tokens)
+    multiplier = 0.6 + 0.4 * coverage
+    bonus = PHRASE_BONUS if phrase else 0.0
     raws = [weight * count for weight, count in zip(_WEIGHTS, counts, strict=True)]
-    relevance = (sum(raws) + phrase) * multiplier
+    relevance = (sum(raws) + bonus) * multiplier
     breakdown = {name: raw * multiplier for name, raw in zip(FIELDS, raws, strict=True)}
-    breakdown["exactPhrase"] = phrase * multiplier
+    breakdown["exactPhrase"] = bonus * multiplier
     breakdown["coverageMultiplier"] = multiplier
     breakdown["feedback"] = feedback.adjustment
     return Hit(
@@ -395,10 +418,21 @@ def score_record(
         relevance=relevance,
         coverage=coverage,
         level=match_level(coverage, relevance),
-        matched_tokens=tuple(t.text for t in query.tokens if t.text in matched),
+        matched_tokens=tuple(t.text for t, mask in zip(query.tokens, masks, strict=False) if mask),
         breakdown=breakdown,
         feedback=feedback,
     )
+
+
+def least_matches(count: int, lowest_level: str) -> int:
+    """The fewest of ``count`` query tokens a record must match to reach ``lowest_level``.
+
+    The tokens a record matches decide its coverage before it is scored, so a record
+    below the coverage of the lowest level asked for can be skipped unscored. The same
+    rounded comparison as :func:`match_level`.
+    """
+    least_coverage = _LEVEL_COVERAGE[lowest_level]
+    return next(c for c in range(1, count + 1) if round(c / count, 9) >= least_coverage)
 
 
 def sort_key(hit: Hit) -> tuple[float, float, str]:
@@ -417,13 +451,7 @@ def rank(
     """All results for ``query``, best first (score, then relevance, then id)."""
     feedback = feedback or {}
     allowed = LEVELS[: LEVELS.index(min_level) + 1] if min_level else LEVELS
-    # The tokens present in a record are exactly the ones it matches, so its coverage is
-    # known before scoring: a record below the coverage of the lowest allowed level is
-    # skipped unscored (duplicate searches, with their long queries, gain most).
-    min_coverage = _LEVEL_COVERAGE[allowed[-1]]
-    count = len(query.tokens)
-    # The fewest tokens a record must match: the same rounded comparison as match_level.
-    least = next(c for c in range(1, count + 1) if round(c / count, 9) >= min_coverage)
+    least = least_matches(len(query.tokens), allowed[-1])
     hits = []
     # Records absent from present_tokens match no token (or too few to reach min_level).
     for i, present in sorted(present_tokens(docs, query.tokens, least).items()):

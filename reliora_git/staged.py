@@ -16,8 +16,11 @@ from reliora_git import git
 from reliora_git.api import CheckReport, FileReport, StoreView, check_entries
 from reliora_git.cache import FileCache, Value, cache_file
 from reliora_git.catalog import Entry, TextOrError, read_entry
+from reliora_git.duplicates import DocsPool
 from reliora_git.errors import RecordError, RelioraError
-from reliora_git.index import (
+from reliora_git.model import Problem
+from reliora_git.store import MAX_RECORD_BYTES, STORE_DIR, Store, decode_utf8, find_store
+from reliora_git.values import (
     docs_from_values,
     entry_value,
     error_value,
@@ -27,8 +30,6 @@ from reliora_git.index import (
     record_value,
     shared,
 )
-from reliora_git.model import Problem
-from reliora_git.store import MAX_RECORD_BYTES, STORE_DIR, Store, decode_utf8, find_store
 
 EXPERIENCES = f"{STORE_DIR}/experiences/"
 FEEDBACK = f"{STORE_DIR}/feedback/"
@@ -96,7 +97,7 @@ def read_staged_store(store: Store) -> StagedStore:
     }
     if not changed and not any(change.status == "U" for change in changes):
         # Most commits touch no record: skip reading the store from the index.
-        return StagedStore(StoreView([], {}, {}), [], [])
+        return StagedStore(StoreView(DocsPool([]), {}), [], [])
     index = [(entry.path[len(prefix) :], entry) for entry in git.ls_files_stage(store.root, specs)]
     conflicts = sorted({locator for locator, entry in index if entry.stage != 0})
     merged = [(locator, entry) for locator, entry in index if entry.stage == 0]
@@ -127,7 +128,7 @@ def read_staged_store(store: Store) -> StagedStore:
         # An invalid staged record still claims its id (check_entries reports clashes).
         if parsed.record is not None and parsed.record.id:
             owners.setdefault(parsed.record.id, parsed.locator)
-    view = StoreView(docs, feedback_from_values(event_values), owners)
+    view = StoreView(DocsPool(docs, feedback_from_values(event_values)), owners)
     return StagedStore(view, changed_entries, conflicts)
 
 

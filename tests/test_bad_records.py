@@ -131,9 +131,7 @@ def test_search_json_is_one_document_despite_the_bad_files(
     assert ".reliora/experiences/caf\udce9-latin1-name.md" in locators
 
 
-def test_list_skips_the_bad_files_and_shows_the_rest(
-    corpus: dict[str, Expected], cli: Cli
-) -> None:
+def test_list_skips_the_bad_files_and_shows_the_rest(corpus: dict[str, Expected], cli: Cli) -> None:
     done = cli("list", "--json")
     assert done.returncode == 0, done.stderr
     _assert_one_warning_each(done.stderr, corpus)
@@ -197,9 +195,7 @@ def test_show_and_feedback_still_work_beside_the_bad_files(
     assert cli.json("show", "flaky-pytest")["id"] == "flaky-pytest-timeouts"
     done = cli("feedback", "flaky-pytest", "success")
     assert done.returncode == 0, done.stderr
-    assert api.show(store, "flaky-pytest-timeouts")[1].feedback()[
-        "flaky-pytest-timeouts"
-    ].success == 1
+    assert api.show(store, "flaky-pytest-timeouts").feedback.success == 1
 
 
 def test_the_python_object_tag_constructs_nothing(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git import api, cache, index
+from reliora_git import api, cache, values
 from reliora_git.commands import searching
 from reliora_git.store import Store
 from tests.conftest import Cli, RecordMaker, git
@@ -89,7 +89,7 @@ def populated(store: Store, write_record: RecordMaker) -> Store:
 
 
 def cache_files(repo: Path) -> list[Path]:
-    return list((repo / ".git" / "reliora-cache").glob("*.cache"))
+    return list((repo / ".git" / "reliora-cache").glob("*.index"))
 
 
 def test_cache_is_written_under_the_git_dir_and_then_used(
@@ -104,12 +104,16 @@ def test_cache_is_written_under_the_git_dir_and_then_used(
             cold.stderr,
         )
     assert len(cache_files(repo)) == 1
-    assert not any(p.name.endswith(".cache") for p in repo.rglob("*") if ".git" not in p.parts)
+    assert not any(
+        p.name.endswith((".cache", ".index", ".seg"))
+        for p in repo.rglob("*")
+        if ".git" not in p.parts
+    )
 
     reads: list[str] = []
-    real = index.read_text
+    real = values.read_text
     monkeypatch.setattr(
-        index, "read_text", lambda entry: reads.append(entry.locator) or real(entry)
+        values, "read_text", lambda entry: reads.append(entry.locator) or real(entry)
     )
     assert [h.doc.id for h in api.search(populated, "timeouts").hits] == ["flaky-a"]
     assert reads == []  # every file came from the cache
@@ -200,7 +204,7 @@ def test_a_corrupted_cache_is_ignored_and_rebuilt(
     assert callable(damage)
     cache_path.write_bytes(damage(cache_path.read_bytes()))
     search.assert_same_as_cold()
-    assert cache.FileCache(cache_path, repo.resolve())._load()  # rebuilt: loads again
+    assert cache.read_cache(cache_path, repo.resolve())  # rebuilt: loads again
 
 
 def test_a_cache_of_another_code_version_is_ignored(
@@ -208,9 +212,9 @@ def test_a_cache_of_another_code_version_is_ignored(
 ) -> None:
     search.assert_same_as_cold()
     (cache_path,) = cache_files(repo)
-    assert cache.FileCache(cache_path, repo.resolve())._load()
+    assert cache.read_cache(cache_path, repo.resolve())
     monkeypatch.setattr(cache, "CACHE_FORMAT", cache.CACHE_FORMAT + 1)
-    assert cache.FileCache(cache_path, repo.resolve())._load() == {}
+    assert cache.read_cache(cache_path, repo.resolve()) is None
 
 
 def test_cache_off_and_outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reliora_git.duplicates import duplicate_query_text, find_similar
+from reliora_git.duplicates import DocsPool, duplicate_query_text, find_similar
 from reliora_git.model import Record
 from reliora_git.rank import index_record
 
@@ -22,7 +22,7 @@ def test_strong_and_moderate_warn_weak_does_not() -> None:
     same = rec("same", title="pytest timeouts on ci", tags=["pytest"], project_context="python")
     half = rec("half", title="pytest flaky", tags=["ci"])  # 2 of 3 tokens in title/tags
     weak = rec("weak", title="unrelated", warnings=["timeouts"])
-    warnings = find_similar(new, [index_record(r) for r in (same, half, weak)])
+    warnings = find_similar(new, DocsPool([index_record(r) for r in (same, half, weak)]))
     assert [(w.id, w.match_level) for w in warnings] == [("same", "strong"), ("half", "moderate")]
     assert warnings[0].to_json()["code"] == "SIMILAR_EXPERIENCE_FOUND"
     assert "reliora feedback same" in warnings[0].message
@@ -47,7 +47,7 @@ def test_strong_without_shared_context_or_applicability_is_moderate() -> None:
     new.applicability = "python services"
     levels = {
         w.id: w.match_level
-        for w in find_similar(new, [index_record(elsewhere), index_record(shared_app)])
+        for w in find_similar(new, DocsPool([index_record(elsewhere), index_record(shared_app)]))
     }
     assert levels == {"other": "moderate", "app": "strong"}
 
@@ -70,7 +70,7 @@ def test_exact_title_solution_applicability_is_strong_whatever_the_score() -> No
         problems=["other words entirely"],
         project_context="beta",
     )
-    warnings = find_similar(new, [index_record(twin)])
+    warnings = find_similar(new, DocsPool([index_record(twin)]))
     assert [(w.id, w.match_level) for w in warnings] == [("twin", "strong")]
 
 
@@ -90,14 +90,14 @@ def test_at_most_three_strongest_first_retired_included_and_named() -> None:
         )
     )
     others.append(rec("mod", title="deploy rollback", project_context="ops"))
-    warnings = find_similar(new, [index_record(r) for r in others])
+    warnings = find_similar(new, DocsPool([index_record(r) for r in others]))
     assert len(warnings) == 3
     assert all(w.match_level == "strong" for w in warnings)
     assert [w.id for w in warnings] == ["d0", "d1", "d2"]  # equal score → id order
-    retired = find_similar(new, [index_record(others[4])])
+    retired = find_similar(new, DocsPool([index_record(others[4])]))
     assert "(retired)" in retired[0].message
 
 
 def test_the_record_itself_is_not_its_own_duplicate() -> None:
     record = rec("same-id", title="deploy rollback plan", tags=["deploy"])
-    assert find_similar(record, [index_record(record)]) == []
+    assert find_similar(record, DocsPool([index_record(record)])) == []

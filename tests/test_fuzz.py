@@ -22,16 +22,66 @@ FAST = settings(max_examples=150, deadline=None)
 # --- YAML-ish and Markdown-ish text ----------------------------------------------------------
 
 _KEYS = st.sampled_from(
-    ["id", "title", "tags", "project_context", "confidence", "created", "updated", "author",
-     "status", "supersedes", "paths", "record", "outcome", "at", "extra", "a", "b"]
+    [
+        "id",
+        "title",
+        "tags",
+        "project_context",
+        "confidence",
+        "created",
+        "updated",
+        "author",
+        "status",
+        "supersedes",
+        "paths",
+        "record",
+        "outcome",
+        "at",
+        "extra",
+        "a",
+        "b",
+    ]
 )
 _SCALARS = st.one_of(
     st.sampled_from(
-        ["42", "0123", "4.2", "yes", "no", "null", "~", "2026-12-02", "2026-13-45",
-         "2026-12-02T15:45:00Z", "!!int abc", "!!float x", "!!binary ###", "!!timestamp q",
-         "!!python/object/apply:os.system ['true']", "!!set {a, b}", "'quoted'", '"\\e[31m"',
-         '"\\u202e"', "&x value", "*x", "*missing", "|", ">", "'", '"', "[", "{", "- a",
-         "ok", "high", "active", "retired", "success", "flaky-pytest-3f9a1c", "../../x"]
+        [
+            "42",
+            "0123",
+            "4.2",
+            "yes",
+            "no",
+            "null",
+            "~",
+            "2026-12-02",
+            "2026-13-45",
+            "2026-12-02T15:45:00Z",
+            "!!int abc",
+            "!!float x",
+            "!!binary ###",
+            "!!timestamp q",
+            "!!python/object/apply:os.system ['true']",
+            "!!set {a, b}",
+            "'quoted'",
+            '"\\e[31m"',
+            '"\\u202e"',
+            "&x value",
+            "*x",
+            "*missing",
+            "|",
+            ">",
+            "'",
+            '"',
+            "[",
+            "{",
+            "- a",
+            "ok",
+            "high",
+            "active",
+            "retired",
+            "success",
+            "flaky-pytest-3f9a1c",
+            "../../x",
+        ]
     ),
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=20),
 )
@@ -51,15 +101,40 @@ def _value(depth: int) -> st.SearchStrategy[str]:
     )
 
 
-_FRONT = st.lists(
-    st.tuples(_KEYS, _value(2)).map(lambda kv: f"{kv[0]}: {kv[1]}"), max_size=8
-).map("\n".join)
+_FRONT = st.lists(st.tuples(_KEYS, _value(2)).map(lambda kv: f"{kv[0]}: {kv[1]}"), max_size=8).map(
+    "\n".join
+)
 _BODY_LINES = st.one_of(
     st.sampled_from(
-        ["## Task", "## Problems", "## Solution", "## Why it worked", "## Failed attempts",
-         "## Warnings", "## Applicability", "## Verification", "## Other", "##", "## #",
-         "```", "~~~", "- item", "* item", "  continued", "<<<<<<< HEAD", "=======",
-         ">>>>>>> x", "|||||||", "---", "", "\t", "\r", "\x00", "\x1b[2J", "\u202e"]
+        [
+            "## Task",
+            "## Problems",
+            "## Solution",
+            "## Why it worked",
+            "## Failed attempts",
+            "## Warnings",
+            "## Applicability",
+            "## Verification",
+            "## Other",
+            "##",
+            "## #",
+            "```",
+            "~~~",
+            "- item",
+            "* item",
+            "  continued",
+            "<<<<<<< HEAD",
+            "=======",
+            ">>>>>>> x",
+            "|||||||",
+            "---",
+            "",
+            "\t",
+            "\r",
+            "\x00",
+            "\x1b[2J",
+            "\u202e",
+        ]
     ),
     st.text(max_size=30),
 )
@@ -160,9 +235,7 @@ _HOSTILE_TEXT = st.text(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    st.lists(
-        st.tuples(_HOSTILE_TEXT, st.lists(_HOSTILE_TEXT, max_size=3)), min_size=1, max_size=3
-    ),
+    st.lists(st.tuples(_HOSTILE_TEXT, st.lists(_HOSTILE_TEXT, max_size=3)), min_size=1, max_size=3),
     st.text(min_size=1, max_size=20),
 )
 def test_human_output_of_any_record_text_is_terminal_safe(
@@ -171,7 +244,6 @@ def test_human_output_of_any_record_text_is_terminal_safe(
     import io
     import json
 
-    from reliora_git.model import FeedbackSummary
     from reliora_git.output import Printer
 
     store, _ = init_store(tmp_path_factory.mktemp("output"))
@@ -190,10 +262,11 @@ def test_human_output_of_any_record_text_is_terminal_safe(
         printer.skipped(result.skipped)
     except RelioraError as exc:
         assert exc.code == "empty_query"
-    listed, catalog = api.list_records(store)
+    listed = api.list_records(store).records
     printer.listing(listed)
     for record in listed:
-        printer.record(record, catalog.feedback().get(record.id) or FeedbackSummary())
+        shown = api.show(store, record["id"])
+        printer.record(shown.record, shown.feedback)
     printer.check(api.check(store, [str(store.experiences / "r0.md")]))
     for text in (out.getvalue(), err.getvalue()):
         for bad in _UNSAFE_ON_A_TERMINAL:

@@ -149,7 +149,9 @@ def test_record_never_overwrites_an_existing_record(
     path = write_record("taken-id", "The original")
     original = path.read_bytes()
     done = cli(
-        "record", "--json", "-",
+        "record",
+        "--json",
+        "-",
         input='{"id": "taken-id", "title": "An impostor", "task": "t", "solution": "s"}',
     )
     assert done.returncode == 2
@@ -177,7 +179,9 @@ def test_escape_characters_are_stripped_on_a_terminal_and_kept_in_json(
     store: Store, cli: Cli
 ) -> None:
     done = cli(
-        "record", "--json", "-",
+        "record",
+        "--json",
+        "-",
         input=json.dumps(
             {
                 "title": ANSI_TITLE,
@@ -323,10 +327,8 @@ def test_a_record_with_ten_thousand_tags_is_searchable_and_checkable(
 
 
 def test_the_record_api_keeps_json_titles_verbatim(store: Store) -> None:
-    saved = api.record(
-        store, Record(title=ANSI_TITLE, task="t", solution="s", tags=["x"])
-    )
-    shown, _ = api.show(store, saved.record.id)
+    saved = api.record(store, Record(title=ANSI_TITLE, task="t", solution="s", tags=["x"]))
+    shown = api.show(store, saved.record.id).record
     assert shown.title == ANSI_TITLE
 
 
@@ -386,9 +388,7 @@ def test_from_file_reads_at_most_one_mib(store: Store, cli: Cli, tmp_path: Path)
     assert "larger than 1024 KiB" in done.stderr
 
 
-def test_a_symlinked_config_is_refused_not_followed(
-    store: Store, cli: Cli, tmp_path: Path
-) -> None:
+def test_a_symlinked_config_is_refused_not_followed(store: Store, cli: Cli, tmp_path: Path) -> None:
     outside = tmp_path / "outside.toml"
     outside.write_text("search_limit = 1\n", encoding="utf-8")
     config = store.path / "config.toml"

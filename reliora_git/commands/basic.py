@@ -10,8 +10,8 @@ import typer
 from reliora_git import api
 from reliora_git.commands.common import JsonFlag, RepoOption, reporting
 from reliora_git.commands.searching import run_search
-from reliora_git.jsonio import event_to_json, record_to_json, show_document
-from reliora_git.model import OUTCOMES, FeedbackSummary
+from reliora_git.jsonio import event_to_json, show_document
+from reliora_git.model import OUTCOMES
 from reliora_git.output import Printer, print_json
 from reliora_git.store import find_store
 
@@ -112,16 +112,12 @@ def show(
       reliora show flaky-pytest
     """
     with reporting(json_output):
-        record, catalog = api.show(find_store(repo), record_id)
-        summary = catalog.feedback().get(record.id) or FeedbackSummary()
+        shown = api.show(find_store(repo), record_id)
         if json_output:
-            events = [
-                event_to_json(e)
-                for e in sorted(catalog.events.get(record.id, []), key=lambda e: e.locator)
-            ]
-            print_json(show_document(record, summary, events))
+            events = [event_to_json(e) for e in shown.events]
+            print_json(show_document(shown.record, shown.feedback, events))
         else:
-            Printer().record(record, summary)
+            Printer().record(shown.record, shown.feedback)
 
 
 def list_(
@@ -138,13 +134,13 @@ def list_(
       reliora list --tag pytest
     """
     with reporting(json_output):
-        records, catalog = api.list_records(find_store(repo), tag)
+        listing = api.list_records(find_store(repo), tag)
         printer = Printer()
-        printer.skipped(catalog.skipped())
+        printer.skipped(listing.skipped)
         if json_output:
-            print_json([record_to_json(r) for r in records])
+            print_json(listing.records)
         else:
-            printer.listing(records)
+            printer.listing(listing.records)
 
 
 def feedback(

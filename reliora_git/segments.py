@@ -1,0 +1,115 @@
+"""Immutable files of cached record texts, read one record at a time.
+
+The index file (index.py) is loaded whole by every command, so it holds only
+what ranking needs: terms, postings and each record's identity. What a few
+records need now and then — the field strings that confirm an exact phrase,
+the record as JSON for ``list`` — lives in *segments*: files of marshalled
+values written once, never changed, and named at random. The index names, for
+each record, the segment, offset, length and CRC-32 of its value, so one
+``pread`` fetches it. A value that cannot be read or fails its CRC (a segment
+removed by another process, a torn write after a crash) is reported as None,
+and the caller computes it again from the record file: a segment can only cost
+speed, never change a result.
+
+Segments that no index names any more are removed when they are older than
+:data:`UNUSED_GRACE_SECONDS`, so that a process still reading an older index
+keeps its segments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import time
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from reliora_git.cache import write_atomic
+
+#: (segment name, offset, length, CRC-32) of one value.
+Location = tuple[str, int, int, int]
+SUFFIX = ".seg"
+UNUSED_GRACE_SECONDS = 600
+
+
+class Segments:
+    """The segments of one cache file: ``<cache file name>.<random>.seg`` beside it."""
+
+    def __init__(self, index_path: Path | None) -> None:
+        self.index_path = index_path
+        self._handles: dict[str, int] = {}
+
+    def close(self) -> None:
+        for fd in self._handles.values():
+            os.close(fd)
+        self._handles.clear()
+
+    def __enter__(self) -> Segments:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _path(self, name: str) -> Path:
+        assert self.index_path is not None
+        return self.index_path.with_name(f"{self.index_path.name}.{name}{SUFFIX}")
+
+    def read(self, location: Location) -> Any | None:
+        """The value at ``location``, or None when it cannot be had as it was written."""
+        if self.index_path is None:
+            return None
+        name, offset, length, crc = location
+        try:
+            fd = self._handles.get(name)
+            if fd is None:
+                fd = self._handles[name] = os.open(self._path(name), os.O_RDONLY)
+            data = os.pread(fd, length, offset)
+        except OSError:
+            return None
+        if len(data) != length or zlib.crc32(data) != crc:
+            return None
+        try:
+            return marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return None
+
+    def write(self, values: Iterable[Any]) -> list[Location] | None:
+        """Write ``values`` to a new segment; their locations, or None if it cannot be written."""
+        if self.index_path is None:
+            return None
+        name = os.urandom(6).hex()
+        pieces: list[bytes] = []
+        locations: list[Location] = []
+        offset = 0
+        for value in values:
+            data = marshal.dumps(value)
+            locations.append((name, offset, len(data), zlib.crc32(data)))
+            pieces.append(data)
+            offset += len(data)
+        if not pieces:
+            return []
+        try:
+            write_atomic(self._path(name), pieces)
+        except OSError:
+            return None
+        return locations
+
+    def remove_unused(self, used: set[str]) -> None:
+        """Delete this cache's segments that ``used`` does not name and no reader may need."""
+        if self.index_path is None:
+            return
+        prefix = self.index_path.name + "."
+        cutoff = time.time() - UNUSED_GRACE_SECONDS
+        with contextlib.suppress(OSError), os.scandir(self.index_path.parent) as entries:
+            for entry in entries:
+                if not (entry.name.startswith(prefix) and entry.name.endswith(SUFFIX)):
+                    continue
+                name = entry.name[len(prefix) : -len(SUFFIX)]
+                if name in used:
+                    continue
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                        os.unlink(entry.path)

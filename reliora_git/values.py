@@ -1,0 +1,211 @@
+"""What one store file gives the index and the hook: a plain value, computed or cached.
+
+A record file's value is the tuple of its :class:`~reliora_git.rank.IndexedRecord`
+(or why it is skipped); a feedback file's, its record id and outcome. Values are a
+pure function of a file's locator and text, so they can be cached by file identity
+(cache.py) and computed in worker processes (parallel.py); what depends on other
+files (id clashes, feedback sums) is derived from them on every command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from typing import Any, cast
+
+from reliora_git.cache import Section, Value
+from reliora_git.catalog import Entry, choose_id_owners
+from reliora_git.errors import RecordError, RelioraError
+from reliora_git.model import FeedbackSummary
+from reliora_git.rank import IndexedRecord, feedback_summary, index_record
+from reliora_git.store import ScannedFile, Store, read_text
+
+#: Turns a file's locator and text into the value cached for it.
+_Compute = Callable[[str, str], Value]
+#: A record's value is the tuple of its IndexedRecord; an error's is (marker, message, line).
+_DOC_LENGTH = len(IndexedRecord._fields)
+_new_tuple = tuple.__new__
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while plain, acyclic data is built in bulk.
+
+    Loading 100,000 records allocates hundreds of thousands of tuples: every 700
+    of them started a collection, and the growing older generations triggered
+    full passes over everything loaded so far. Measured, that was 40% of a
+    search at 100,000 records (cProfile does not show it). Nothing built here
+    holds a reference cycle, so reference counting frees it all the same; parsing
+    (PyYAML) runs with the collector on.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def docs_from_values(
+    store: Store, locators: list[str], values: list[Value]
+) -> tuple[list[IndexedRecord], list[RelioraError]]:
+    """Usable records with a unique id, in path order, and why the others are skipped."""
+    ids = [value[0] for value in values]
+    if all(len(value) == _DOC_LENGTH for value in values) and len(set(ids)) == len(ids):
+        # The usual store: every record usable, no id twice. A cached value is the
+        # IndexedRecord's own tuple, so it becomes one without a Python-level __new__.
+        return [_new_tuple(IndexedRecord, value) for value in values], []
+    claims = [
+        (value[0], locator)
+        for locator, value in zip(locators, values, strict=True)
+        if len(value) == _DOC_LENGTH
+    ]
+    owners = choose_id_owners(claims, store.locator(store.experiences))
+    docs: list[IndexedRecord] = []
+    skipped: list[RelioraError] = []
+    for locator, value in zip(locators, values, strict=True):
+        if len(value) != _DOC_LENGTH:
+            skipped.append(RecordError(value[1], path=locator, line=value[2]))
+        elif owners[value[0]] != locator:
+            message = f"id {value[0]!r} is already used by {owners[value[0]]}"
+            skipped.append(RecordError(message, path=locator))
+        else:
+            docs.append(_new_tuple(IndexedRecord, value))
+    return docs, skipped
+
+
+def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
+    """Feedback summaries by record id from :func:`event_value` values (errors count nothing)."""
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    for value in values:
+        if value[0] == "ok":
+            outcomes[value[1]].append(value[2])
+    return {rid: feedback_summary(found) for rid, found in outcomes.items()}
+
+
+def compute_values(
+    store: Store, lookup: Section, files: list[ScannedFile], compute: _Compute
+) -> list[Value]:
+    """The value of each file: from the cache when it is there, else read and computed now.
+
+    Computed values are cached (when the file is old enough: see cache.RACY_NS).
+    Files are read and parsed in batches, on several cores when there are many
+    (see parallel.py), so that a cold cache does not hold every text at once.
+    """
+    from reliora_git.parallel import BATCH, computer  # only when something must be parsed
+
+    values: list[Value | None] = []
+    missing: list[int] = []
+    for file in files:
+        value = None if file.unreadable else lookup.get(file.locator, file.size, file.mtime_ns)
+        if value is None:
+            missing.append(len(values))
+        values.append(value)
+    with computer(compute, len(missing)) as compute_all:
+        for first in range(0, len(missing), BATCH):
+            read: list[int] = []
+            texts: list[tuple[str, str]] = []
+            for i in missing[first : first + BATCH]:
+                try:
+                    texts.append((files[i].locator, read_text(files[i].entry(store))))
+                except RecordError as exc:
+                    # Not cached: cheap to find again (a symlink, a size), and an I/O error
+                    # may pass.
+                    values[i] = error_value(exc)
+                else:
+                    read.append(i)
+            for i, value in zip(read, compute_all(texts), strict=True):
+                file = files[i]
+                values[i] = value = shared(value, file.locator)
+                lookup.put(file.locator, file.size, file.mtime_ns, value)
+    return cast(list[Value], values)  # every None was replaced
+
+
+def record_value(locator: str, text: str) -> Value:
+    # Imported here: parsing pulls in PyYAML, which a fully cached search never needs.
+    from reliora_git.catalog import read_entry
+
+    return entry_value(read_entry(locator, text))
+
+
+def entry_value(entry: Entry) -> Value:
+    """What a search needs of one parsed file: its IndexedRecord tuple, or why it is skipped."""
+    if not entry.usable or entry.record is None:
+        error = entry.first_error()
+        return error_value(error)
+    # Interned, the few distinct values are stored once in the cache and loaded as one object.
+    return shared(tuple(index_record(entry.record)), entry.locator)
+
+
+def shared(value: Value, locator: str) -> Value:
+    """A value with its repeated strings shared, as :func:`entry_value` makes them.
+
+    A value that comes back from a worker process (parallel.py) was unpickled: its
+    tags, status and confidence are no longer the interned objects, nor its locator
+    the walk's own. marshal writes an object shared by many values once, so without
+    this the cache (and a search's memory) grew by 6% at 100,000 records.
+    """
+    if value[0] == "doc":  # an indexed_value
+        return ("doc", shared(value[1], locator), value[2], _shared_problems(value[3]))
+    if value[0] == "error" and len(value) == 5:  # an indexed_value
+        return ("error", *value[1:4], _shared_problems(value[4]))
+    if len(value) != _DOC_LENGTH:
+        return (sys.intern(value[0]), *value[1:])  # an error's or an event's marker
+    doc = _new_tuple(IndexedRecord, value)
+    return tuple(
+        doc._replace(
+            locator=locator,  # the same text: a value is computed for its file's locator
+            tags=tuple(sys.intern(tag) for tag in doc.tags),
+            status=sys.intern(doc.status),
+            confidence=None if doc.confidence is None else sys.intern(doc.confidence),
+        )
+    )
+
+
+def _shared_problems(problems: tuple[tuple[str, str, int | None], ...]) -> tuple[Any, ...]:
+    return tuple((sys.intern(severity), message, line) for severity, message, line in problems)
+
+
+def indexed_value(locator: str, text: str) -> Value:
+    """What the store index keeps of one record file (see index.py).
+
+    ``("doc", IndexedRecord tuple, record as JSON, problems)`` for a usable record, else
+    ``("error", message, line, claimed id or None, problems)``; ``problems`` are what
+    ``check`` reports for the file itself, as (severity, message, line) triples.
+    """
+    from reliora_git.catalog import read_entry
+    from reliora_git.jsonio import record_to_json
+
+    entry = read_entry(locator, text)
+    problems = entry_problems(entry)
+    if entry.usable and entry.record is not None:
+        doc = shared(tuple(index_record(entry.record)), locator)
+        return ("doc", doc, record_to_json(entry.record), problems)
+    error = entry.first_error()
+    claimed = entry.record.id if entry.record is not None and entry.record.id else None
+    return ("error", error.message, error.line, claimed, problems)
+
+
+def entry_problems(entry: Entry) -> tuple[tuple[str, str, int | None], ...]:
+    """What ``check`` reports of one file by itself: its read error first, then its problems."""
+    found = [] if entry.error is None else [("error", entry.error.message, entry.error.line)]
+    found.extend((p.severity, p.message, p.line) for p in entry.problems)
+    return tuple(found)
+
+
+def error_value(error: RelioraError) -> Value:
+    return ("error", error.message, error.line)
+
+
+def event_value(locator: str, text: str) -> Value:
+    from reliora_git.feedback import parse_event
+
+    try:
+        event = parse_event(text, locator)
+    except RecordError as exc:
+        return error_value(exc)
+    return ("ok", event.record, event.outcome)
