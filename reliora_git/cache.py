@@ -61,6 +61,11 @@ _CODE_MODULES = (
 Value = tuple[Any, ...]
 
 
+def old_enough(started_ns: int, mtime_ns: int) -> bool:
+    """Whether a file of this mtime, seen by a walk that started then, may be cached."""
+    return started_ns - mtime_ns >= RACY_NS
+
+
 def code_stamp(root: Path) -> tuple[Any, ...]:
     """What must not change for cached values to stay valid: versions and the parsing code.
 
@@ -188,7 +193,7 @@ class Section:
     def put(self, locator: str, size: int, mtime_ns: int, value: Value) -> None:
         """Remember ``value`` unless the file is too young to be told apart from a rewrite."""
         self.changed = True
-        if self.started_ns - mtime_ns >= RACY_NS:
+        if old_enough(self.started_ns, mtime_ns):
             self.kept[locator] = (size, mtime_ns, value)
 
     def stored(self) -> Stored | None:

@@ -27,16 +27,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reliora_git.cache import Section, Value, cache_file, read_cache, write_cache
+from reliora_git.cache import Section, Value, cache_file, old_enough, read_cache, write_cache
 from reliora_git.catalog import choose_id_owners
 from reliora_git.errors import RecordError, RelioraError
-from reliora_git.inverted import InvertedIndex, record_terms
+from reliora_git.inverted import DEAD_SHARE, InvertedIndex, PostingsBuilder
 from reliora_git.model import FeedbackSummary
 from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query
-from reliora_git.segments import Location, Segments
+from reliora_git.segments import Location, Segments, SegmentWriter
 from reliora_git.store import FileEntry, ScannedFile, Store, check_id, read_text, scan_markdown
 from reliora_git.values import (
     compute_values,
+    computed_batches,
     event_value,
     feedback_from_values,
     indexed_value,
@@ -327,6 +328,8 @@ class _Builder:
         self.segments = segments
         self.started_ns = _started_ns()
         self.changed = False
+        #: Slot → segment value location, patched by :meth:`_patch`.
+        self.blobs: list[Location | None] = state.blobs
 
     def build(self) -> StoreIndex:
         store, state = self.store, self.state
@@ -358,14 +361,18 @@ class _Builder:
             event_locators=[file.locator for file in event_files],
             event_values=event_values,
             skipped=skipped,
-            blobs=state.blobs,
+            blobs=self.blobs,
             state=state,
             segments=self.segments,
             fresh=self.fresh,
         )
 
     def _patch(self, files: list[ScannedFile]) -> tuple[list[Any], InvertedIndex]:
-        """Values for ``files``: cached ones kept, the others parsed into new slots."""
+        """Values for ``files``: cached ones kept, the others parsed into new slots.
+
+        Parsed records go straight into the postings and a new segment, batch by
+        batch, so that a cold start holds neither every text nor every term at once.
+        """
         self.changed = True
         lookup = self.records
         values: list[Any] = [None] * len(files)
@@ -378,59 +385,64 @@ class _Builder:
                 positions.append(i)
             else:
                 values[i] = value
-        # Parsed values go through a scratch section: compute_values caches what it computes.
-        scratch = Section(([], []), self.started_ns)
-        computed = compute_values(self.store, scratch, missing, indexed_value)
-        inverted = self.state.inverted
-        added: list[tuple[IndexedRecord, dict[str, int]]] = []
-        next_slot = len(inverted.docs)
-        self.new_slots: dict[int, bool] = {}  # slot → may be cached (not racy)
-        for i, file, value in zip(positions, missing, computed, strict=True):
-            cacheable = file.locator in scratch.kept
-            if value[0] == "doc":
-                doc = _new_tuple(IndexedRecord, value[1])
-                slot = next_slot + len(added)
-                added.append((doc, record_terms(doc.text)))
-                self.fresh[slot] = (doc.text, value[2])
-                values[i] = slot
-                self.new_slots[slot] = cacheable
-            else:
-                values[i] = value[:3]
-            if len(value) == 3:  # a read error (error_value): not cached, found again next time
-                claimed, problems = None, (("error", value[1], value[2]),)
-            else:
-                claimed = value[1][0] if value[0] == "doc" else value[3]
-                problems = value[-1]
-            if problems:
-                self.checks[file.locator] = (claimed, value[0] == "doc", problems)
-            else:
-                self.checks.pop(file.locator, None)
-            if cacheable:
-                lookup.put(file.locator, file.size, file.mtime_ns, values[i])
+        old = self.state.inverted
+        postings = PostingsBuilder(old)
+        self.blobs = list(self.state.blobs)
+        with self.segments.writer() as segment:
+            for batch in computed_batches(self.store, missing, indexed_value):
+                for n, value, parsed in batch:
+                    file = missing[n]
+                    cacheable = parsed and old_enough(self.started_ns, file.mtime_ns)
+                    values[positions[n]] = self._add(file, value, postings, segment, cacheable)
+                    if cacheable:
+                        lookup.put(file.locator, file.size, file.mtime_ns, values[positions[n]])
         kept_slots = {v for v in values if isinstance(v, int)}
-        inverted = inverted.extended(added)
-        inverted.drop(slot for slot in range(next_slot) if slot not in kept_slots)
+        inverted = postings.index()
+        inverted.drop(slot for slot in range(len(old.docs)) if slot not in kept_slots)
+        self.blobs += [None] * (len(inverted.docs) - len(self.blobs))
+        for slot, location in segment.locations.items():
+            self.blobs[slot] = location
         live = {file.locator for file in files}
         self.checks = {loc: info for loc, info in self.checks.items() if loc in live}
         return values, inverted
+
+    def _add(
+        self,
+        file: ScannedFile,
+        value: Value,
+        postings: PostingsBuilder,
+        segment: SegmentWriter,
+        cacheable: bool,
+    ) -> Any:
+        """What the index keeps of one parsed file: its new slot, or its error value."""
+        if value[0] == "doc":
+            _, fields, as_json, problems, terms = value
+            doc = _new_tuple(IndexedRecord, fields)
+            slot = postings.add(doc, terms)
+            blob = (doc.text, as_json)
+            if not (cacheable and segment.add(slot, blob)):
+                self.fresh[slot] = blob  # not in a segment: kept for this command
+            result: Any = slot
+            claimed: str | None = doc.id
+        elif len(value) == 3:  # a read error (error_value): found again next time
+            result, claimed, problems = value, None, (("error", value[1], value[2]),)
+        else:
+            result, claimed, problems = value[:3], value[3], value[4]
+        if problems:
+            self.checks[file.locator] = (claimed, value[0] == "doc", problems)
+        else:
+            self.checks.pop(file.locator, None)
+        return result
 
     def saved_state(self) -> IndexState:
         """What to write: this run's index without the files too young to cache."""
         files, values = self.records.stored() or (self.state.files, self.state.values)
         inverted = self.inverted
-        blobs = list(self.state.blobs) + [None] * (len(inverted.docs) - len(self.state.blobs))
-        new = getattr(self, "new_slots", {})
-        cached_new = [slot for slot, cacheable in new.items() if cacheable]
-        locations = self.segments.write(self.fresh[slot] for slot in cached_new)
-        if locations is None:  # the segment could not be written: the file is parsed again
-            cached_new, locations = [], []
-        for slot, location in zip(cached_new, locations, strict=True):
-            blobs[slot] = location
-        # A new record whose segment could not be written stays: it is parsed when needed.
+        blobs = self.blobs
         kept = {v for v in values if isinstance(v, int)}
         docs = [doc if slot in kept else None for slot, doc in enumerate(inverted.docs)]
         saved = InvertedIndex(inverted.terms, inverted.postings, docs)
-        if saved.dead_share() > 0.25:
+        if saved.dead_share() > DEAD_SHARE:
             saved, renumber = saved.compacted()
             values = [renumber[v] if isinstance(v, int) else v for v in values]
             moved: list[Location | None] = [None] * len(saved.docs)

@@ -44,6 +44,7 @@ from reliora_git.rank import (
     score_masks,
     sort_key,
 )
+from reliora_git.stopwords import STOP_WORDS
 from reliora_git.tokens import PREFIX_MIN
 
 #: Bits of a posting that hold the components; the slot is in the bits above.
@@ -52,7 +53,7 @@ _COMPONENTS = (1 << COMPONENT_BITS) - 1
 _CONTEXT_MASK = sum(1 << FIELDS.index(name) for name in ("projectContext", "tags", "applicability"))
 #: The array type code of a posting: unsigned, at least 32 bits.
 POSTING = "I" if array("I").itemsize >= 4 else "L"
-#: Compact when more than this share of the slots are dead.
+#: The saved index is compacted when more than this share of its slots are dead.
 DEAD_SHARE = 0.25
 #: "Did you mean": at most this many suggestions per token.
 MAX_SUGGESTIONS = 3
@@ -89,26 +90,10 @@ class InvertedIndex:
 
         The records' texts are dropped from ``docs`` (the caller keeps them elsewhere).
         """
-        docs = list(self.docs)
-        grown: dict[str, array[int]] = {}
-        for doc, doc_terms in added:
-            slot = len(docs)
-            docs.append(doc._replace(text="") if doc.text else doc)
-            base = slot << COMPONENT_BITS
-            for term, mask in doc_terms.items():
-                found = grown.get(term)
-                if found is None:
-                    grown[term] = found = array(POSTING)
-                found.append(base | mask)
-        if not grown:
-            return InvertedIndex(self.terms, self.postings, docs)
-        merged = dict(zip(self.terms, self.postings, strict=False))
-        for term, new in grown.items():
-            old = merged.get(term)
-            # Interned: a term is also a dictionary key and a token of every query.
-            merged[sys.intern(term)] = new.tobytes() if old is None else old + new.tobytes()
-        terms = sorted(merged)
-        return InvertedIndex(terms, [merged[t] for t in terms], docs)
+        builder = PostingsBuilder(self)
+        for doc, terms in added:
+            builder.add(doc, terms)
+        return builder.index()
 
     def drop(self, slots: Iterable[int]) -> None:
         """Mark ``slots`` dead: their postings stay, and are skipped from now on."""
@@ -187,13 +172,16 @@ class InvertedIndex:
     def suggestions(self, token: str) -> list[str]:
         """Up to three terms close to ``token`` (edit distance ≤ 2, ≤ 1 for ≤ 4 characters).
 
-        Most frequent first, then alphabetical: deterministic. Only live terms count.
+        Most frequent first, then alphabetical: deterministic. Only live terms count, and
+        never a stop word (a query drops them, so suggesting one would find nothing).
         """
         limit = 1 if len(token) <= 4 else 2
         close = [
             term
             for term in self.terms
-            if abs(len(term) - len(token)) <= limit and within_distance(token, term, limit)
+            if abs(len(term) - len(token)) <= limit
+            and term not in STOP_WORDS
+            and within_distance(token, term, limit)
         ]
         ranked = sorted((-self.document_frequency(term), term) for term in close)
         return [term for count, term in ranked if count < 0][:MAX_SUGGESTIONS]
@@ -285,6 +273,42 @@ class InvertedIndex:
                 results.append((slot, hit))
         results.sort(key=lambda pair: sort_key(pair[1]))
         return results
+
+
+class PostingsBuilder:
+    """Adds records to an index one by one, each in a new slot (see :meth:`index`)."""
+
+    def __init__(self, base: InvertedIndex) -> None:
+        self.base = base
+        self.docs = list(base.docs)
+        self.grown: dict[str, array[int]] = {}
+
+    def add(self, doc: IndexedRecord, terms: Mapping[str, int]) -> int:
+        """Add ``doc`` (its text is not kept) with its :func:`record_terms`; its slot."""
+        slot = len(self.docs)
+        self.docs.append(doc._replace(text="") if doc.text else doc)
+        base = slot << COMPONENT_BITS
+        grown = self.grown
+        for term, mask in terms.items():
+            found = grown.get(term)
+            if found is None:
+                grown[term] = array(POSTING, (base | mask,))
+            else:
+                found.append(base | mask)
+        return slot
+
+    def index(self) -> InvertedIndex:
+        """The base index with every added record."""
+        base = self.base
+        if not self.grown:
+            return InvertedIndex(base.terms, base.postings, self.docs)
+        merged = dict(zip(base.terms, base.postings, strict=True))
+        for term, new in self.grown.items():
+            old = merged.get(term)
+            # Interned: a term is also a dictionary key and a token of every query.
+            merged[sys.intern(term)] = new.tobytes() if old is None else old + new.tobytes()
+        terms = sorted(merged)
+        return InvertedIndex(terms, [merged[t] for t in terms], self.docs)
 
 
 def _decode(packed: bytes) -> array[int]:

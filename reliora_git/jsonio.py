@@ -92,10 +92,15 @@ def hit_to_json(rank: int, hit: Hit) -> dict[str, Any]:
 
 
 def search_document(
-    query: Query, context: ContextFilter | None, hits: list[Hit], limit: int | None
+    query: Query,
+    context: ContextFilter | None,
+    hits: list[Hit],
+    limit: int | None,
+    suggestions: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
+    """The ``search --json`` document; ``suggestions`` only when a query token matched nothing."""
     shown = hits if limit is None else hits[:limit]
-    return {
+    document: dict[str, Any] = {
         "query": query.text,
         "tokens": query.token_texts,
         "projectContext": None
@@ -104,6 +109,9 @@ def search_document(
         "total": len(hits),
         "results": [hit_to_json(i, hit) for i, hit in enumerate(shown, start=1)],
     }
+    if suggestions:
+        document["suggestions"] = suggestions
+    return document
 
 
 def event_to_json(event: FeedbackEvent) -> dict[str, Any]:

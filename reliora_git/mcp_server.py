@@ -211,7 +211,8 @@ def search_tool(
     )
     shown = limit or load_config(store).search_limit
     notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
-    return Reply(search_document(result.query, result.context, result.hits, shown), notes)
+    document = search_document(result.query, result.context, result.hits, shown, result.suggestions)
+    return Reply(document, notes)
 
 
 def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:

@@ -74,12 +74,13 @@ class Printer:
         hits = result.hits[:limit]
         if not hits:
             self.line(f"No experiences match {one_line(result.query.text)!r}.")
-            return
         more = len(result.hits) - len(hits)
         for rank, hit in enumerate(hits, start=1):
             self._hit(rank, hit)
         if more > 0:
             self.line(self.style(f"… and {more} more (use --limit to see them)", "dim"))
+        for token, close in result.suggestions.items():
+            self.line(f"did you mean: {one_line(token)} → {', '.join(map(one_line, close))}?")
 
     def _hit(self, rank: int, hit: Hit) -> None:
         doc = hit.doc

@@ -23,11 +23,9 @@ import marshal
 import os
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from reliora_git.cache import write_atomic
+from typing import Any, BinaryIO
 
 #: (segment name, offset, length, CRC-32) of one value.
 Location = tuple[str, int, int, int]
@@ -76,26 +74,9 @@ class Segments:
         except (EOFError, ValueError, TypeError):
             return None
 
-    def write(self, values: Iterable[Any]) -> list[Location] | None:
-        """Write ``values`` to a new segment; their locations, or None if it cannot be written."""
-        if self.index_path is None:
-            return None
-        name = os.urandom(6).hex()
-        pieces: list[bytes] = []
-        locations: list[Location] = []
-        offset = 0
-        for value in values:
-            data = marshal.dumps(value)
-            locations.append((name, offset, len(data), zlib.crc32(data)))
-            pieces.append(data)
-            offset += len(data)
-        if not pieces:
-            return []
-        try:
-            write_atomic(self._path(name), pieces)
-        except OSError:
-            return None
-        return locations
+    def writer(self) -> SegmentWriter:
+        """A new segment, written value by value (nothing at all when caching is off)."""
+        return SegmentWriter(None if self.index_path is None else self._path)
 
     def remove_unused(self, used: set[str]) -> None:
         """Delete this cache's segments that ``used`` does not name and no reader may need."""
@@ -113,3 +94,70 @@ class Segments:
                 with contextlib.suppress(OSError):
                     if entry.stat(follow_symlinks=False).st_mtime < cutoff:
                         os.unlink(entry.path)
+
+
+class SegmentWriter:
+    """Writes one new segment as values come, and renames it into place on success.
+
+    Used as a context manager: on leaving, the segment is complete and readable, or,
+    if anything failed, gone and no value is reported as written.
+    """
+
+    def __init__(self, path_of: Callable[[str], Path] | None) -> None:
+        self.name = os.urandom(6).hex()
+        self.path = None if path_of is None else path_of(self.name)
+        self.locations: dict[int, Location] = {}
+        self._handle: BinaryIO | None = None
+        self._offset = 0
+        self._failed = self.path is None
+
+    def __enter__(self) -> SegmentWriter:
+        return self
+
+    def add(self, key: int, value: Any) -> bool:
+        """Append ``value`` under ``key``; False when it could not be written."""
+        if self._failed:
+            return False
+        assert self.path is not None
+        data = marshal.dumps(value)
+        try:
+            if self._handle is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = open(self._temporary, "wb")  # noqa: SIM115 (closed on exit)
+            self._handle.write(data)
+        except OSError:
+            self._fail()
+            return False
+        self.locations[key] = (self.name, self._offset, len(data), zlib.crc32(data))
+        self._offset += len(data)
+        return True
+
+    @property
+    def _temporary(self) -> Path:
+        assert self.path is not None
+        return self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+
+    def _fail(self) -> None:
+        self._failed = True
+        self.locations.clear()
+        if self._handle is not None:
+            with contextlib.suppress(OSError):
+                self._handle.close()
+            self._handle = None
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self._temporary.unlink()
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if self._handle is None:
+            return
+        if kind is not None:
+            self._fail()
+            return
+        try:
+            self._handle.close()
+            assert self.path is not None
+            os.replace(self._temporary, self.path)
+        except OSError:
+            self._fail()
+        self._handle = None

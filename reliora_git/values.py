@@ -28,6 +28,7 @@ _Compute = Callable[[str, str], Value]
 #: A record's value is the tuple of its IndexedRecord; an error's is (marker, message, line).
 _DOC_LENGTH = len(IndexedRecord._fields)
 _new_tuple = tuple.__new__
+_TEXT = IndexedRecord._fields.index("text")
 
 
 @contextlib.contextmanager
@@ -88,41 +89,66 @@ def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
 
 
 def compute_values(
-    store: Store, lookup: Section, files: list[ScannedFile], compute: _Compute
+    store: Store,
+    lookup: Section,
+    files: list[ScannedFile],
+    compute: _Compute,
+    label: str = "reading records",
 ) -> list[Value]:
     """The value of each file: from the cache when it is there, else read and computed now.
 
     Computed values are cached (when the file is old enough: see cache.RACY_NS).
-    Files are read and parsed in batches, on several cores when there are many
-    (see parallel.py), so that a cold cache does not hold every text at once.
     """
-    from reliora_git.parallel import BATCH, computer  # only when something must be parsed
-
     values: list[Value | None] = []
-    missing: list[int] = []
+    missing: list[ScannedFile] = []
+    positions: list[int] = []
     for file in files:
         value = None if file.unreadable else lookup.get(file.locator, file.size, file.mtime_ns)
         if value is None:
-            missing.append(len(values))
+            positions.append(len(values))
+            missing.append(file)
         values.append(value)
-    with computer(compute, len(missing)) as compute_all:
-        for first in range(0, len(missing), BATCH):
+    for batch in computed_batches(store, missing, compute, label):
+        for i, value, parsed in batch:
+            file = missing[i]
+            values[positions[i]] = value
+            if parsed:  # a read error is not cached: cheap to find again, and it may pass
+                lookup.put(file.locator, file.size, file.mtime_ns, value)
+    return cast(list[Value], values)  # every None was replaced
+
+
+def computed_batches(
+    store: Store, files: list[ScannedFile], compute: _Compute, label: str = "reading records"
+) -> Iterator[list[tuple[int, Value, bool]]]:
+    """The value of each of ``files`` read and computed now, in batches.
+
+    Each item is (position in ``files``, value, whether the file was read and parsed).
+    Files are read and parsed in batches, on several cores when there are many
+    (see parallel.py), so that a cold cache does not hold every text at once; a
+    file that cannot be read (a symlink, too large, an I/O error) gets its
+    :func:`error_value`. A progress bar is drawn for long work (progress.py).
+    """
+    from reliora_git.parallel import BATCH, computer  # only when something must be parsed
+    from reliora_git.progress import progress, wanted
+
+    # Smaller rounds when a bar is drawn, so that it moves (the pool is started once).
+    step = BATCH // 8 if wanted(len(files)) else BATCH
+    with computer(compute, len(files)) as compute_all, progress(len(files), label) as done:
+        for first in range(0, len(files), step):
+            batch: list[tuple[int, Value, bool]] = []
             read: list[int] = []
             texts: list[tuple[str, str]] = []
-            for i in missing[first : first + BATCH]:
+            for i in range(first, min(first + step, len(files))):
                 try:
                     texts.append((files[i].locator, read_text(files[i].entry(store))))
                 except RecordError as exc:
-                    # Not cached: cheap to find again (a symlink, a size), and an I/O error
-                    # may pass.
-                    values[i] = error_value(exc)
+                    batch.append((i, error_value(exc), False))
                 else:
                     read.append(i)
             for i, value in zip(read, compute_all(texts), strict=True):
-                file = files[i]
-                values[i] = value = shared(value, file.locator)
-                lookup.put(file.locator, file.size, file.mtime_ns, value)
-    return cast(list[Value], values)  # every None was replaced
+                batch.append((i, shared(value, files[i].locator), True))
+            done(len(batch))
+            yield batch
 
 
 def record_value(locator: str, text: str) -> Value:
@@ -150,7 +176,8 @@ def shared(value: Value, locator: str) -> Value:
     this the cache (and a search's memory) grew by 6% at 100,000 records.
     """
     if value[0] == "doc":  # an indexed_value
-        return ("doc", shared(value[1], locator), value[2], _shared_problems(value[3]))
+        doc, as_json, problems, terms = value[1:]
+        return ("doc", shared(doc, locator), as_json, _shared_problems(problems), terms)
     if value[0] == "error" and len(value) == 5:  # an indexed_value
         return ("error", *value[1:4], _shared_problems(value[4]))
     if len(value) != _DOC_LENGTH:
@@ -173,18 +200,22 @@ def _shared_problems(problems: tuple[tuple[str, str, int | None], ...]) -> tuple
 def indexed_value(locator: str, text: str) -> Value:
     """What the store index keeps of one record file (see index.py).
 
-    ``("doc", IndexedRecord tuple, record as JSON, problems)`` for a usable record, else
-    ``("error", message, line, claimed id or None, problems)``; ``problems`` are what
-    ``check`` reports for the file itself, as (severity, message, line) triples.
+    ``("doc", IndexedRecord tuple, record as JSON, problems, terms)`` for a usable
+    record, else ``("error", message, line, claimed id or None, problems)``;
+    ``problems`` are what ``check`` reports for the file itself, as (severity,
+    message, line) triples, and ``terms`` the record's tokens with their components
+    (inverted.record_terms): computed here, in the worker processes of a cold start.
     """
     from reliora_git.catalog import read_entry
+    from reliora_git.inverted import record_terms
     from reliora_git.jsonio import record_to_json
 
     entry = read_entry(locator, text)
     problems = entry_problems(entry)
     if entry.usable and entry.record is not None:
         doc = shared(tuple(index_record(entry.record)), locator)
-        return ("doc", doc, record_to_json(entry.record), problems)
+        terms = record_terms(doc[_TEXT])
+        return ("doc", doc, record_to_json(entry.record), problems, terms)
     error = entry.first_error()
     claimed = entry.record.id if entry.record is not None and entry.record.id else None
     return ("error", error.message, error.line, claimed, problems)

@@ -71,7 +71,11 @@ def run_search(
         printer = Printer()
         printer.skipped(result.skipped)
         if json_output:
-            print_json(search_document(result.query, result.context, result.hits, shown))
+            print_json(
+                search_document(
+                    result.query, result.context, result.hits, shown, result.suggestions
+                )
+            )
         else:
             printer.search(result, shown)
 
