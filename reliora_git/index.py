@@ -23,6 +23,10 @@ records need at a time stay in segments (segments.py).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import marshal
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,18 +34,21 @@ from typing import Any
 from reliora_git.cache import Section, Value, cache_file, old_enough, read_cache, write_cache
 from reliora_git.catalog import choose_id_owners
 from reliora_git.errors import RecordError, RelioraError
-from reliora_git.inverted import DEAD_SHARE, InvertedIndex, PostingsBuilder
+from reliora_git.inverted import DEAD_SHARE, InvertedIndex, PostingsBuilder, piece_postings
 from reliora_git.model import FeedbackSummary
+from reliora_git.parallel import BATCH, mapper
+from reliora_git.progress import progress, wanted
 from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query
-from reliora_git.segments import Location, Segments, SegmentWriter
+from reliora_git.segments import Location, Segments
 from reliora_git.store import FileEntry, ScannedFile, Store, check_id, read_text, scan_markdown
 from reliora_git.values import (
     compute_values,
-    computed_batches,
+    error_value,
     event_value,
     feedback_from_values,
     indexed_value,
     paused_gc,
+    shared,
 )
 
 _new_tuple = tuple.__new__
@@ -133,16 +140,22 @@ class StoreIndex:
     #: What the next command may start from (see :func:`open_index`).
     state: IndexState
     segments: Segments
-    #: Segment values of records parsed by this command, by slot.
-    fresh: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    #: Segment values (marshalled) of records parsed by this command but not in a segment.
+    fresh: dict[int, bytes] = field(default_factory=dict)
     _by_fingerprint: dict[str, list[int]] | None = None
+    #: Segment values read so far.
+    _blobs_read: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
     # --- one record's cached values ------------------------------------------------------
 
     def _blob(self, slot: int) -> tuple[str, dict[str, Any]]:
-        found = self.fresh.get(slot)
+        found = self._blobs_read.get(slot)
         if found is not None:
             return found
+        raw = self.fresh.get(slot)
+        if raw is not None:
+            found = self._blobs_read[slot] = marshal.loads(raw)
+            return found  # type: ignore[no-any-return]
         location = self.blobs[slot] if slot < len(self.blobs) else None
         value = None if location is None else self.segments.read(location)
         if not (isinstance(value, tuple) and len(value) == 2):
@@ -150,7 +163,7 @@ class StoreIndex:
             doc = self.inverted.docs[slot]
             assert doc is not None
             value = _parse_blob(self.store, doc.locator)
-        self.fresh[slot] = value
+        self._blobs_read[slot] = value
         return value
 
     def text_of(self, slot: int) -> str:
@@ -337,7 +350,7 @@ class _Builder:
         self.records = Section((state.files, state.values), self.started_ns)
         values = self.records.all_valid(files)
         self.checks = dict(state.checks)
-        self.fresh: dict[int, tuple[str, dict[str, Any]]] = {}
+        self.fresh: dict[int, bytes] = {}
         inverted = state.inverted
         if values is None:
             values, inverted = self._patch(files)
@@ -388,14 +401,33 @@ class _Builder:
         old = self.state.inverted
         postings = PostingsBuilder(old)
         self.blobs = list(self.state.blobs)
-        with self.segments.writer() as segment:
-            for batch in computed_batches(self.store, missing, indexed_value):
-                for n, value, parsed in batch:
-                    file = missing[n]
-                    cacheable = parsed and old_enough(self.started_ns, file.mtime_ns)
-                    values[positions[n]] = self._add(file, value, postings, segment, cacheable)
-                    if cacheable:
-                        lookup.put(file.locator, file.size, file.mtime_ns, values[positions[n]])
+        first_slot = postings.reserve(len(missing))
+        items = [
+            (first_slot + n, file, old_enough(self.started_ns, file.mtime_ns))
+            for n, file in enumerate(missing)
+        ]
+        piece = functools.partial(index_piece, os.fspath(self.store.root))
+        # Smaller rounds when a bar is drawn, so that it moves (the pool is started once).
+        step = BATCH // 8 if wanted(len(items)) else BATCH
+        with (
+            mapper(len(items)) as run,
+            progress(len(items), "reading records") as done,
+            self.segments.writer() as segment,
+        ):
+            for start in range(0, len(items), step):
+                batch = items[start : start + step]
+                for results, part, blobs in run(piece, batch):
+                    docs: dict[int, IndexedRecord] = {}
+                    for slot, value, parsed in results:
+                        n = slot - first_slot
+                        file, cacheable = missing[n], items[n][2] and parsed
+                        values[positions[n]] = kept = self._add(file, slot, value, docs)
+                        if value[0] == "doc" and not (cacheable and segment.add(slot, blobs[slot])):
+                            self.fresh[slot] = blobs[slot]  # kept for this command only
+                        if cacheable:
+                            lookup.put(file.locator, file.size, file.mtime_ns, kept)
+                    postings.add_part(docs, part)
+                done(len(batch))
         kept_slots = {v for v in values if isinstance(v, int)}
         inverted = postings.index()
         inverted.drop(slot for slot in range(len(old.docs)) if slot not in kept_slots)
@@ -407,21 +439,13 @@ class _Builder:
         return values, inverted
 
     def _add(
-        self,
-        file: ScannedFile,
-        value: Value,
-        postings: PostingsBuilder,
-        segment: SegmentWriter,
-        cacheable: bool,
+        self, file: ScannedFile, slot: int, value: Value, docs: dict[int, IndexedRecord]
     ) -> Any:
-        """What the index keeps of one parsed file: its new slot, or its error value."""
+        """What the index keeps of one parsed file: its slot, or its error value."""
         if value[0] == "doc":
-            _, fields, as_json, problems, terms = value
-            doc = _new_tuple(IndexedRecord, fields)
-            slot = postings.add(doc, terms)
-            blob = (doc.text, as_json)
-            if not (cacheable and segment.add(slot, blob)):
-                self.fresh[slot] = blob  # not in a segment: kept for this command
+            _, fields, problems = value
+            # Shared with the walk and interned, as values parsed here are (values.shared).
+            doc = docs[slot] = _new_tuple(IndexedRecord, shared(fields, file.locator))
             result: Any = slot
             claimed: str | None = doc.id
         elif len(value) == 3:  # a read error (error_value): found again next time
@@ -459,6 +483,39 @@ class _Builder:
         stored = {loc for loc, *_ in files}
         checks = {loc: info for loc, info in self.checks.items() if loc in stored}
         return IndexState(files, values, saved, blobs, checks, event_files, event_values)
+
+
+#: What :func:`index_piece` gives for a piece of files: each one's (slot, value, parsed),
+#: the postings of its records, and each record's segment value, marshalled.
+Piece = tuple[list[tuple[int, Value, bool]], dict[str, bytes], dict[int, bytes]]
+
+
+def index_piece(root: str, items: Sequence[tuple[int, ScannedFile, bool]]) -> Piece:
+    """Read, parse and index a piece of record files (in a worker process, on a cold start).
+
+    ``items`` are (slot, file, may be cached). A record's value here is ``("doc",
+    IndexedRecord tuple without its text, problems)``: its text and JSON travel
+    marshalled, ready for a segment, and its terms only as postings.
+    """
+    store = Store(Path(root))
+    results: list[tuple[int, Value, bool]] = []
+    terms: list[tuple[int, dict[str, int]]] = []
+    blobs: dict[int, bytes] = {}
+    for slot, file, _ in items:
+        try:
+            text = read_text(file.entry(store))
+        except RecordError as exc:
+            results.append((slot, error_value(exc), False))
+            continue
+        value = indexed_value(file.locator, text)
+        if value[0] == "doc":
+            _, fields, as_json, problems, record_terms = value
+            doc = _new_tuple(IndexedRecord, fields)
+            blobs[slot] = marshal.dumps((doc.text, as_json))
+            terms.append((slot, record_terms))
+            value = ("doc", tuple(doc._replace(text="")), problems)
+        results.append((slot, value, True))
+    return results, piece_postings(terms), blobs
 
 
 def _visible(

@@ -282,6 +282,28 @@ class PostingsBuilder:
         self.base = base
         self.docs = list(base.docs)
         self.grown: dict[str, array[int]] = {}
+        #: Postings made elsewhere (piece_postings), to append in order.
+        self.parts: dict[str, list[bytes]] = {}
+
+    def reserve(self, count: int) -> int:
+        """Room for ``count`` records whose postings come as parts; the first slot."""
+        first = len(self.docs)
+        self.docs.extend([None] * count)
+        return first
+
+    def add_part(
+        self, doc_slots: Mapping[int, IndexedRecord], postings: Mapping[str, bytes]
+    ) -> None:
+        """Records in reserved slots, and their postings from :func:`piece_postings`."""
+        for slot, doc in doc_slots.items():
+            self.docs[slot] = doc._replace(text="") if doc.text else doc
+        parts = self.parts
+        for term, packed in postings.items():
+            found = parts.get(term)
+            if found is None:
+                parts[term] = [packed]
+            else:
+                found.append(packed)
 
     def add(self, doc: IndexedRecord, terms: Mapping[str, int]) -> int:
         """Add ``doc`` (its text is not kept) with its :func:`record_terms`; its slot."""
@@ -300,15 +322,32 @@ class PostingsBuilder:
     def index(self) -> InvertedIndex:
         """The base index with every added record."""
         base = self.base
-        if not self.grown:
+        if not self.grown and not self.parts:
             return InvertedIndex(base.terms, base.postings, self.docs)
         merged = dict(zip(base.terms, base.postings, strict=True))
-        for term, new in self.grown.items():
+        added = {term: [found.tobytes()] for term, found in self.grown.items()}
+        for term, packed in self.parts.items():
+            added.setdefault(term, []).extend(packed)
+        for term, new in added.items():
             old = merged.get(term)
             # Interned: a term is also a dictionary key and a token of every query.
-            merged[sys.intern(term)] = new.tobytes() if old is None else old + new.tobytes()
+            merged[sys.intern(term)] = b"".join(new) if old is None else b"".join([old, *new])
         terms = sorted(merged)
         return InvertedIndex(terms, [merged[t] for t in terms], self.docs)
+
+
+def piece_postings(records: Iterable[tuple[int, Mapping[str, int]]]) -> dict[str, bytes]:
+    """The postings of records in known slots: (slot, :func:`record_terms`) pairs, in order."""
+    grown: dict[str, array[int]] = {}
+    for slot, terms in records:
+        base = slot << COMPONENT_BITS
+        for term, mask in terms.items():
+            found = grown.get(term)
+            if found is None:
+                grown[term] = array(POSTING, (base | mask,))
+            else:
+                found.append(base | mask)
+    return {term: found.tobytes() for term, found in grown.items()}
 
 
 def _decode(packed: bytes) -> array[int]:

@@ -17,6 +17,7 @@ sets the number of processes (default: one per core; ``1`` turns this off).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -65,12 +66,22 @@ def worker_count(files: int) -> int:
     return max(1, min(jobs, files // PER_WORKER_MIN))
 
 
+#: A function of one piece of the work (a list of items) that returns one result for it.
+PieceFunction = Callable[[Sequence[Any]], Any]
+
+
 @contextlib.contextmanager
-def computer(compute: Compute, files: int) -> Iterator[Callable[[Pairs], list[tuple[Any, ...]]]]:
-    """A function from (locator, text) pairs to their values, in order, for ~``files`` files."""
+def mapper(files: int) -> Iterator[Callable[[PieceFunction, Sequence[Any]], list[Any]]]:
+    """``run(function, items)``: ``function`` on pieces of ``items``, results in piece order.
+
+    For ~``files`` files of work: with several worker processes (see
+    :func:`worker_count`) the items are cut into a few pieces per worker, else
+    ``function`` runs here on all of them as one piece. ``function`` must be
+    picklable (a module-level function, or a ``functools.partial`` of one).
+    """
     jobs = worker_count(files)
     if jobs == 1:
-        yield lambda pairs: _compute_all(compute, pairs)
+        yield lambda function, items: [function(items)] if items else []
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -81,22 +92,30 @@ def computer(compute: Compute, files: int) -> Iterator[Callable[[Pairs], list[tu
     )
     broken = False
 
-    def run(pairs: Pairs) -> list[tuple[Any, ...]]:
+    def run(function: PieceFunction, items: Sequence[Any]) -> list[Any]:
         nonlocal broken
+        if not items:
+            return []
         if not broken:
             # A few pieces per worker, so that one slow piece does not leave a core idle.
-            step = max(1, -(-len(pairs) // (jobs * 4)))
-            pieces = [pairs[i : i + step] for i in range(0, len(pairs), step)]
+            step = max(1, -(-len(items) // (jobs * 4)))
+            pieces = [items[i : i + step] for i in range(0, len(items), step)]
             try:
-                parts = list(pool.map(_compute_all, [compute] * len(pieces), pieces))
+                return list(pool.map(function, pieces))
             except BrokenProcessPool:
                 broken = True  # a worker was killed (out of memory?): go on without them
-            else:
-                return [value for part in parts for value in part]
-        return _compute_all(compute, pairs)
+        return [function(items)]
 
     try:
         yield run
     finally:
         # On an error or Ctrl-C, queued pieces are dropped rather than parsed first.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def computer(compute: Compute, files: int) -> Iterator[Callable[[Pairs], list[tuple[Any, ...]]]]:
+    """A function from (locator, text) pairs to their values, in order, for ~``files`` files."""
+    with mapper(files) as run:
+        piece = functools.partial(_compute_all, compute)
+        yield lambda pairs: [value for part in run(piece, pairs) for value in part]

@@ -114,12 +114,11 @@ class SegmentWriter:
     def __enter__(self) -> SegmentWriter:
         return self
 
-    def add(self, key: int, value: Any) -> bool:
-        """Append ``value`` under ``key``; False when it could not be written."""
+    def add(self, key: int, data: bytes) -> bool:
+        """Append a value under ``key``, as ``marshal.dumps`` gave it; False if not written."""
         if self._failed:
             return False
         assert self.path is not None
-        data = marshal.dumps(value)
         try:
             if self._handle is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
