@@ -27,7 +27,7 @@ import bisect
 import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from reliora_git.errors import RelioraError
@@ -214,6 +214,10 @@ class Query:
     def token_texts(self) -> list[str]:
         return [t.text for t in self.tokens]
 
+    @functools.cached_property
+    def token_texts_tuple(self) -> tuple[str, ...]:
+        return tuple(t.text for t in self.tokens)
+
 
 @dataclass(frozen=True)
 class ContextFilter:
@@ -243,10 +247,31 @@ class Hit:
     relevance: float
     coverage: float
     level: str
-    matched_tokens: tuple[str, ...]
-    #: Every scaled component (nine fields + exactPhrase), coverageMultiplier, feedback.
-    breakdown: dict[str, float] = field(hash=False)
+    #: The query's tokens, and for each the components it matches (see score_masks).
+    tokens: tuple[str, ...]
+    masks: tuple[int, ...]
+    #: Whether the exact phrase bonus applies.
+    phrase: bool
     feedback: FeedbackSummary = NO_FEEDBACK
+
+    # Derived only for the hits that are shown: a common word gives tens of thousands.
+    @functools.cached_property
+    def matched_tokens(self) -> tuple[str, ...]:
+        return tuple(t for t, mask in zip(self.tokens, self.masks, strict=True) if mask)
+
+    @functools.cached_property
+    def breakdown(self) -> dict[str, float]:
+        """Every scaled component (nine fields + exactPhrase), coverageMultiplier, feedback."""
+        multiplier = 0.6 + 0.4 * self.coverage
+        counts = [sum(mask >> k & 1 for mask in self.masks) for k in range(len(FIELDS))]
+        found = {
+            name: weight * count * multiplier
+            for name, weight, count in zip(FIELDS, _WEIGHTS, counts, strict=True)
+        }
+        found["exactPhrase"] = (PHRASE_BONUS if self.phrase else 0.0) * multiplier
+        found["coverageMultiplier"] = multiplier
+        found["feedback"] = self.feedback.adjustment
+        return found
 
 
 def feedback_summary(outcomes: Iterable[str]) -> FeedbackSummary:
@@ -395,33 +420,35 @@ def score_masks(
     Bit ``k`` of a mask stands for ``FIELDS[k]``; at least one mask is non-zero. The
     one formula of SPEC.md §5, shared by the substring scan and the inverted index.
     """
-    counts = [0] * len(FIELDS)
     matched = 0
+    raw = 0
     for mask in masks:
         if mask:
             matched += 1
-            for k in range(len(FIELDS)):
-                if mask >> k & 1:
-                    counts[k] += 1
+            raw += _MASK_WEIGHT[mask]
     coverage = matched / len(query.tokens)
     multiplier = 0.6 + 0.4 * coverage
-    bonus = PHRASE_BONUS if phrase else 0.0
-    raws = [weight * count for weight, count in zip(_WEIGHTS, counts, strict=True)]
-    relevance = (sum(raws) + bonus) * multiplier
-    breakdown = {name: raw * multiplier for name, raw in zip(FIELDS, raws, strict=True)}
-    breakdown["exactPhrase"] = bonus * multiplier
-    breakdown["coverageMultiplier"] = multiplier
-    breakdown["feedback"] = feedback.adjustment
+    # Σ raw_F is a sum of integers, so adding it mask by mask rather than field by field
+    # gives the very same float.
+    relevance = (raw + (PHRASE_BONUS if phrase else 0.0)) * multiplier
     return Hit(
         doc=doc,
         score=relevance + feedback.adjustment,
         relevance=relevance,
         coverage=coverage,
         level=match_level(coverage, relevance),
-        matched_tokens=tuple(t.text for t, mask in zip(query.tokens, masks, strict=False) if mask),
-        breakdown=breakdown,
+        tokens=query.token_texts_tuple,
+        masks=tuple(masks),
+        phrase=phrase,
         feedback=feedback,
     )
+
+
+#: The summed weights of the components in each mask (bit k is FIELDS[k]).
+_MASK_WEIGHT = [
+    sum(weight for k, weight in enumerate(_WEIGHTS) if mask >> k & 1)
+    for mask in range(1 << len(FIELDS))
+]
 
 
 def least_matches(count: int, lowest_level: str) -> int:

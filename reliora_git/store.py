@@ -91,6 +91,7 @@ class FileEntry:
 
 
 _new_tuple = tuple.__new__
+_LINK = "is a symbolic link, not a regular file (not followed)"
 
 
 class ScannedFile(NamedTuple):
@@ -127,6 +128,7 @@ def scan_markdown(store: Store, folder: Path) -> list[ScannedFile]:
         return []
     stack = [(os.fspath(folder), store.locator(folder))]
     found: list[ScannedFile] = []
+    append = found.append
     while stack:
         current, prefix = stack.pop()
         with os.scandir(current) as entries:
@@ -134,36 +136,35 @@ def scan_markdown(store: Store, folder: Path) -> list[ScannedFile]:
                 name = entry.name
                 if name.startswith("."):
                     continue
-                locator = f"{prefix}/{name}"
-                is_md = name.endswith(".md")
-                if entry.is_symlink():
+                if name.endswith(".md"):
+                    # One lstat tells a record file from a link, a folder or a device: the
+                    # one branch taken per record, so it makes no other call.
+                    info = entry.stat(follow_symlinks=False)
+                    mode = info.st_mode
+                    if stat.S_ISREG(mode):
+                        append(
+                            _new_tuple(
+                                ScannedFile,
+                                (f"{prefix}/{name}", info.st_size, info.st_mtime_ns, None),
+                            )
+                        )
+                        continue
+                    locator = f"{prefix}/{name}"
+                    if stat.S_ISLNK(mode):
+                        append(ScannedFile(locator, 0, 0, _LINK))
+                    elif stat.S_ISDIR(mode):
+                        append(ScannedFile(locator, 0, 0, "is a folder, not a file"))
+                        stack.append((entry.path, locator))
+                    else:
+                        append(ScannedFile(locator, 0, 0, "is not a regular file"))
+                elif entry.is_symlink():
                     # Never followed: it may point anywhere (a pull request can commit
                     # `x.md -> /etc/passwd`). A linked folder is reported too, so that its
                     # records do not vanish without a word.
-                    if is_md or entry.is_dir():
-                        found.append(
-                            ScannedFile(
-                                locator,
-                                0,
-                                0,
-                                "is a symbolic link, not a regular file (not followed)",
-                            )
-                        )
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if is_md:
-                        found.append(ScannedFile(locator, 0, 0, "is a folder, not a file"))
-                    stack.append((entry.path, locator))
-                elif is_md:
-                    info = entry.stat(follow_symlinks=False)
-                    if not stat.S_ISREG(info.st_mode):
-                        found.append(ScannedFile(locator, 0, 0, "is not a regular file"))
-                    else:
-                        # The one branch taken per record: built without the Python-level
-                        # __new__ of a named tuple.
-                        found.append(
-                            _new_tuple(ScannedFile, (locator, info.st_size, info.st_mtime_ns, None))
-                        )
+                    if entry.is_dir():
+                        append(ScannedFile(f"{prefix}/{name}", 0, 0, _LINK))
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, f"{prefix}/{name}"))
     # Locators are unique, so the tuples sort by locator alone.
     found.sort()
     return found
