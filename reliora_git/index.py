@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import marshal
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ from reliora_git.values import (
     paused_gc,
     shared,
 )
+from reliora_git.watch import Watch
 
 _new_tuple = tuple.__new__
 #: (severity, message, line) of what ``check`` reports for a file by itself.
@@ -316,20 +318,36 @@ def open_index(store: Store, previous: IndexState | None = None) -> StoreIndex:
 class LiveIndex:
     """The store index of a long-running process (the MCP server), kept between calls.
 
-    Each :meth:`open` walks the store again and patches the index kept from the last
-    call, so results are exact while records are edited; only the index file is not
-    read again.
+    Each :meth:`open` gives the index of the store as it is now. When a watch on the
+    store's folders (watch.py) saw nothing happen since the last call, that is the
+    last call's index, as it was; otherwise the store is walked again and the kept
+    index patched for the files that changed, without reading the index file.
     """
 
     def __init__(self) -> None:
         self._root: Path | None = None
-        self._state: IndexState | None = None
+        self._index: StoreIndex | None = None
+        self._watch: Watch | None = None
+        self._lock = threading.Lock()  # tool calls may come on several threads
 
     def open(self, store: Store) -> StoreIndex:
-        previous = self._state if self._root == store.root else None
-        index = open_index(store, previous)
-        self._root, self._state = store.root, index.state
-        return index
+        with self._lock:
+            same = self._root == store.root and self._index is not None
+            if same and self._watch is not None and self._watch.quiet():
+                assert self._index is not None
+                return self._index
+            if self._watch is not None:
+                self._watch.close()
+            # Armed before the walk: whatever changes from now on is seen next time.
+            self._watch = Watch([store.path])
+            previous = self._index.state if same and self._index is not None else None
+            self._index = open_index(store, previous)
+            self._root = store.root
+            return self._index
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
 
 
 class _Builder:

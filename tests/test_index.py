@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from reliora_git.inverted import InvertedIndex, record_terms, within_distance
 from reliora_git.model import Record
 from reliora_git.rank import Hit, Query, index_record, rank
 from reliora_git.store import Store
+from reliora_git.watch import Watch
 from tests.conftest import Cli, RecordMaker
 
 #: An mtime well outside the racy window, so that files written by a test are cached.
@@ -319,3 +321,43 @@ def test_cli_commands_read_through_the_cache(filled: Store, cli: Cli, repo: Path
             cold.stderr,
         ), args
         json.loads(warm.stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+def test_a_watch_reports_every_kind_of_change(store: Store, write_record: RecordMaker) -> None:
+    (store.experiences / "sub").mkdir()
+    path = write_record("a", "Timeouts")
+    changes = [
+        lambda: path.write_text(path.read_text() + "\n"),
+        lambda: os.utime(path, ns=(OLD, OLD)),
+        lambda: write_record("b", "New"),
+        lambda: (store.experiences / "b.md").rename(store.experiences / "sub" / "b.md"),
+        lambda: (store.experiences / "sub" / "b.md").write_text("x"),
+        lambda: (store.experiences / "sub" / "b.md").unlink(),
+        lambda: (store.feedback / "a").mkdir(parents=True),
+    ]
+    for change in changes:
+        watch = Watch([store.path])
+        assert watch.quiet() and watch.quiet()
+        change()
+        assert not watch.quiet()
+        assert not watch.quiet()  # stays unquiet: the walk it asks for has not happened yet
+        watch.close()
+
+
+def test_a_long_running_index_walks_again_only_after_a_change(
+    filled: Store, write_record: RecordMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live = LiveIndex()
+    first = live.open(filled)
+    if sys.platform.startswith("linux"):
+        assert live.open(filled) is first  # nothing changed: not even walked
+    write_record("new-d", "More timeouts", tags=["pytest"])
+    second = live.open(filled)
+    assert second is not first
+    assert "new-d" in {doc.id for doc in second.docs()}
+    live.close()
+    monkeypatch.setenv("RELIORA_NO_WATCH", "1")
+    unwatched = LiveIndex()
+    third = unwatched.open(filled)
+    assert unwatched.open(filled) is not third  # without a watch, every call walks
