@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from reliora_git.index import StoreIndex, open_index
 from reliora_git.inverted import suggest_for
 from reliora_git.model import OUTCOMES, FeedbackEvent, FeedbackSummary, Problem, Record
 from reliora_git.rank import ContextFilter, Hit, Query
-from reliora_git.store import Store, check_id, new_id, read_text, scan_markdown, write_new
+from reliora_git.store import FileEntry, Store, check_id, new_id, read_text, write_new
 from reliora_git.validate import validate
 from reliora_git.values import paused_gc
 
@@ -97,12 +98,14 @@ def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Sh
 
 
 def _read_file(store: Store, locator: str) -> str:
-    """The text of one store file, read as the walk reads it."""
+    """The text of one store file, checked as the walk checks it (no link, no folder)."""
     path = store.root.joinpath(*locator.split("/"))
-    found = [f for f in scan_markdown(store, path.parent) if f.locator == locator]
-    if not found:
-        raise RelioraError("is gone", path=locator, code="not_found")
-    return read_text(found[0].entry(store))
+    try:
+        info = path.lstat()
+    except OSError:
+        raise RelioraError("is gone", path=locator, code="not_found") from None
+    unreadable = None if stat.S_ISREG(info.st_mode) else "is not a regular file"
+    return read_text(FileEntry(locator, path, info.st_size, info.st_mtime_ns, unreadable))
 
 
 @dataclass
