@@ -90,9 +90,13 @@ class InvertedIndex:
 
         The records' texts are dropped from ``docs`` (the caller keeps them elsewhere).
         """
+        records = list(added)
         builder = PostingsBuilder(self)
-        for doc, terms in added:
-            builder.add(doc, terms)
+        first = builder.reserve(len(records))
+        builder.add_part(
+            {first + n: doc for n, (doc, _) in enumerate(records)},
+            piece_postings((first + n, terms) for n, (_, terms) in enumerate(records)),
+        )
         return builder.index()
 
     def drop(self, slots: Iterable[int]) -> None:
@@ -276,12 +280,11 @@ class InvertedIndex:
 
 
 class PostingsBuilder:
-    """Adds records to an index one by one, each in a new slot (see :meth:`index`)."""
+    """Adds records to an index in new slots, their postings made by :func:`piece_postings`."""
 
     def __init__(self, base: InvertedIndex) -> None:
         self.base = base
         self.docs = list(base.docs)
-        self.grown: dict[str, array[int]] = {}
         #: Postings made elsewhere (piece_postings), to append in order.
         self.parts: dict[str, list[bytes]] = {}
 
@@ -305,30 +308,13 @@ class PostingsBuilder:
             else:
                 found.append(packed)
 
-    def add(self, doc: IndexedRecord, terms: Mapping[str, int]) -> int:
-        """Add ``doc`` (its text is not kept) with its :func:`record_terms`; its slot."""
-        slot = len(self.docs)
-        self.docs.append(doc._replace(text="") if doc.text else doc)
-        base = slot << COMPONENT_BITS
-        grown = self.grown
-        for term, mask in terms.items():
-            found = grown.get(term)
-            if found is None:
-                grown[term] = array(POSTING, (base | mask,))
-            else:
-                found.append(base | mask)
-        return slot
-
     def index(self) -> InvertedIndex:
         """The base index with every added record."""
         base = self.base
-        if not self.grown and not self.parts:
+        if not self.parts:
             return InvertedIndex(base.terms, base.postings, self.docs)
         merged = dict(zip(base.terms, base.postings, strict=True))
-        added = {term: [found.tobytes()] for term, found in self.grown.items()}
-        for term, packed in self.parts.items():
-            added.setdefault(term, []).extend(packed)
-        for term, new in added.items():
+        for term, new in self.parts.items():
             old = merged.get(term)
             # Interned: a term is also a dictionary key and a token of every query.
             merged[sys.intern(term)] = b"".join(new) if old is None else b"".join([old, *new])
