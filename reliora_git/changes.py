@@ -1,8 +1,11 @@
 """What a branch changed in the store: records added, modified, renamed and removed.
 
-Both sides are read from git objects (``git ls-tree`` and one ``git cat-file
+Both sides are read from git objects (``git ls-tree`` and ``git cat-file
 --batch``), never from the working tree, so ``review`` describes exactly what
-a pull request would merge. Rendering is in :mod:`reliora_git.review`.
+a pull request would merge. The store at head is read through the store index
+(index.py, with files from gitfiles.py), so only the records whose blobs it has
+not seen before are parsed; the changed records themselves are parsed in full.
+Rendering is in :mod:`reliora_git.review`.
 """
 
 from __future__ import annotations
@@ -10,13 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reliora_git import git
-from reliora_git.api import check_entries, view_of
+from reliora_git.api import StoreView, check_entries, index_owners
 from reliora_git.catalog import Catalog, Entry, catalog_from_texts
 from reliora_git.duplicates import SimilarityWarning
 from reliora_git.errors import RecordError, RelioraError
+from reliora_git.gitfiles import (
+    EXPERIENCES,
+    FEEDBACK,
+    NOT_FILES,
+    GitFiles,
+    blob_text,
+    is_store_file,
+)
+from reliora_git.index import StoreIndex, open_index
 from reliora_git.jsonio import record_to_json
 from reliora_git.model import FeedbackEvent, Problem, Record
-from reliora_git.staged import EXPERIENCES, FEEDBACK, NOT_FILES, blob_text, is_store_file
 from reliora_git.store import MAX_RECORD_BYTES, Store
 
 #: `git diff --raw` status letter → what a reviewer calls it.
@@ -109,8 +120,9 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
     if git.toplevel(store.root) is None:
         raise RelioraError(f"{store.root} is not in a git repository", code="not_git")
     base_side, head_side = find_sides(store, base, head)
-    trees = _read_trees(store, base_side.commit, head_side.commit)
-    changes = _record_changes(trees.record_changes, trees.head, trees.before)
+    with _read_trees(store, base_side.commit, head_side.commit) as trees:
+        changes = _record_changes(trees.record_changes, trees.head, trees.before, trees.view())
+        titles = {doc.id: doc.title for doc in trees.index.docs()}
     events = sorted(
         (
             event
@@ -127,7 +139,6 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
             by_id[event.record].feedback.append(event)
         else:
             other.setdefault(event.record, []).append(event)
-    titles = {r.id: r.title for r in trees.head.records}
     errors = [e for e in trees.head.feedback_errors if e.path in trees.added_feedback]
     return Review(
         base_side, head_side, changes, other, {rid: titles.get(rid) for rid in other}, errors
@@ -139,11 +150,26 @@ class _Trees:
     #: Changes that touch a record file, on either side.
     record_changes: list[git.Change]
     #: The whole store at head.
+    index: StoreIndex
+    #: The records head adds or changes, and the feedback files it adds, parsed in full.
     head: Catalog
     #: The base version of every modified, renamed or removed record, by its base locator.
     before: dict[str, Entry]
     #: Feedback files head adds.
     added_feedback: set[str]
+
+    def view(self) -> StoreView:
+        owners = index_owners(self.index)
+        for entry in self.head.entries:
+            if entry.record is not None and entry.record.id:
+                owners.setdefault(entry.record.id, entry.locator)
+        return StoreView(self.index, owners)
+
+    def __enter__(self) -> _Trees:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.index.close()
 
 
 def _read_trees(store: Store, base: str, head: str) -> _Trees:
@@ -168,31 +194,44 @@ def _read_trees(store: Store, base: str, head: str) -> _Trees:
         for c in record_changes
         if c.status in _HAS_BASE_VERSION
     ]
+    added_feedback = {
+        c.path for c in diff if c.status in _ADDS_A_FILE and is_store_file(c.path, FEEDBACK)
+    }
+    changed = {c.path for c in record_changes if c.status != "D"}
+    new_records = [(loc, e) for loc, e in head_files if loc in changed]
+    new_events = [(loc, e) for loc, e in head_files if loc in added_feedback]
     blobs = git.read_blobs(
         store.root,
-        [e.blob for _, e in head_files + old_files if e.mode not in NOT_FILES],
+        [e.blob for _, e in new_records + new_events + old_files if e.mode not in NOT_FILES],
         MAX_RECORD_BYTES,
     )
-    head_catalog = catalog_from_texts(
+    changed_at_head = catalog_from_texts(
         store,
-        [blob_text(loc, e, blobs) for loc, e in head_files if is_store_file(loc, EXPERIENCES)],
-        [blob_text(loc, e, blobs) for loc, e in head_files if is_store_file(loc, FEEDBACK)],
+        [
+            (loc, blob_text(loc, e, blobs))
+            for loc, e in new_records
+            if is_store_file(loc, EXPERIENCES)
+        ],
+        [(loc, blob_text(loc, e, blobs)) for loc, e in new_events],
     )
-    before = catalog_from_texts(store, [blob_text(loc, e, blobs) for loc, e in old_files], [])
+    before = catalog_from_texts(
+        store, [(loc, blob_text(loc, e, blobs)) for loc, e in old_files], []
+    )
     return _Trees(
         record_changes,
-        head_catalog,
+        open_index(store, source=GitFiles.of(store, head_files)),
+        changed_at_head,
         {entry.locator: entry for entry in before.entries},
-        {c.path for c in diff if c.status in _ADDS_A_FILE and is_store_file(c.path, FEEDBACK)},
+        added_feedback,
     )
 
 
 def _record_changes(
-    diff: list[git.Change], head: Catalog, old: dict[str, Entry]
+    diff: list[git.Change], head: Catalog, old: dict[str, Entry], view: StoreView
 ) -> list[RecordChange]:
     new_entries = {entry.locator: entry for entry in head.entries}
     checked = [new_entries[c.path] for c in diff if c.status != "D" and c.path in new_entries]
-    report = check_entries(view_of(head), checked, similar_for={e.locator for e in checked})
+    report = check_entries(view, checked, similar_for={e.locator for e in checked})
     reports = {file.locator: file for file in report.files}
     changes = []
     for c in diff:

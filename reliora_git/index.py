@@ -30,7 +30,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliora_git.cache import Section, Value, cache_file, old_enough, read_cache, write_cache
 from reliora_git.catalog import choose_id_owners
@@ -52,6 +52,9 @@ from reliora_git.values import (
     shared,
 )
 from reliora_git.watch import Watch
+
+if TYPE_CHECKING:
+    from reliora_git.gitfiles import GitFiles
 
 _new_tuple = tuple.__new__
 #: (severity, message, line) of what ``check`` reports for a file by itself.
@@ -113,9 +116,14 @@ class IndexState:
         )
 
 
-def index_file(root: Path) -> Path | None:
+def index_file(root: Path, source: GitFiles | None = None) -> Path | None:
+    """The index of the working tree, or (``source`` given) of files kept in git.
+
+    Files kept in git are keyed by blob id, so the staged store and the trees
+    ``review`` reads share one index of their own, patched from one to the next.
+    """
     path = cache_file(root)
-    return None if path is None else path.with_suffix(".index")
+    return None if path is None else path.with_suffix(".index-git" if source else ".index")
 
 
 @dataclass
@@ -144,6 +152,8 @@ class StoreIndex:
     segments: Segments
     #: Segment values (marshalled) of records parsed by this command but not in a segment.
     fresh: dict[int, bytes] = field(default_factory=dict)
+    #: Where the files come from when not from the working tree.
+    source: GitFiles | None = None
     _by_fingerprint: dict[str, list[int]] | None = None
     #: Segment values read so far.
     _blobs_read: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
@@ -164,7 +174,7 @@ class StoreIndex:
             # Gone or damaged: the file itself says the same (it is as the walk saw it).
             doc = self.inverted.docs[slot]
             assert doc is not None
-            value = _parse_blob(self.store, doc.locator)
+            value = _parse_blob(self.store, doc.locator, self.source)
         self._blobs_read[slot] = value
         return value
 
@@ -284,29 +294,41 @@ class StoreIndex:
         self.close()
 
 
-def _parse_blob(store: Store, locator: str) -> tuple[str, dict[str, Any]]:
-    path = store.root.joinpath(*locator.split("/"))
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise RelioraError(f"cannot be read: {exc.strerror}", path=locator) from None
-    value = indexed_value(locator, read_text(FileEntry(locator, path, size, 0)))
+def _parse_blob(store: Store, locator: str, source: GitFiles | None) -> tuple[str, dict[str, Any]]:
+    if source is not None:
+        file = next(f for f in source.records if f.locator == locator)
+        text = source.texts([file])[0]
+        if isinstance(text, RecordError):
+            raise text
+    else:
+        path = store.root.joinpath(*locator.split("/"))
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise RelioraError(f"cannot be read: {exc.strerror}", path=locator) from None
+        text = read_text(FileEntry(locator, path, size, 0))
+    value = indexed_value(locator, text)
     if value[0] != "doc":
         raise RelioraError(f"changed while it was read: {value[1]}", path=locator)
     return value[1][IndexedRecord._fields.index("text")], value[2]
 
 
-def open_index(store: Store, previous: IndexState | None = None) -> StoreIndex:
-    """The index of the store as it is now; ``previous`` instead of the cache file, if given."""
+def open_index(
+    store: Store, previous: IndexState | None = None, source: GitFiles | None = None
+) -> StoreIndex:
+    """The index of the store as it is now; ``previous`` instead of the cache file, if given.
+
+    ``source`` reads the store's files from git (gitfiles.py) instead of the working tree.
+    """
     root = store.root.resolve()
-    path = index_file(root)
+    path = index_file(root, source)
     with paused_gc():
         state = previous
         if state is None and path is not None:
             state = IndexState.from_plain(read_cache(path, root))
         state = state or IndexState.empty()
         segments = Segments(path)
-        builder = _Builder(store, state, segments)
+        builder = _Builder(store, state, segments, source)
         index = builder.build()
     if path is not None and builder.changed:
         index.state = builder.saved_state()
@@ -353,8 +375,11 @@ class LiveIndex:
 class _Builder:
     """Patches an :class:`IndexState` for the files as they are now."""
 
-    def __init__(self, store: Store, state: IndexState, segments: Segments) -> None:
+    def __init__(
+        self, store: Store, state: IndexState, segments: Segments, source: GitFiles | None
+    ) -> None:
         self.store = store
+        self.source = source
         self.state = state
         self.segments = segments
         self.started_ns = _started_ns()
@@ -364,7 +389,8 @@ class _Builder:
 
     def build(self) -> StoreIndex:
         store, state = self.store, self.state
-        files = scan_markdown(store, store.experiences)
+        source = self.source
+        files = source.records if source else scan_markdown(store, store.experiences)
         self.records = Section((state.files, state.values), self.started_ns)
         values = self.records.all_valid(files)
         self.checks = dict(state.checks)
@@ -372,11 +398,12 @@ class _Builder:
         inverted = state.inverted
         if values is None:
             values, inverted = self._patch(files)
-        event_files = scan_markdown(store, store.feedback)
+        event_files = source.events if source else scan_markdown(store, store.feedback)
         self.events = Section((state.event_files, state.event_values), self.started_ns)
         event_values = self.events.all_valid(event_files)
         if event_values is None:
-            event_values = compute_values(store, self.events, event_files, event_value)
+            read = source.texts if source else None
+            event_values = compute_values(store, self.events, event_files, event_value, read=read)
             self.changed = True
         self.inverted = inverted
         locators = [file.locator for file in files]
@@ -396,6 +423,7 @@ class _Builder:
             state=state,
             segments=self.segments,
             fresh=self.fresh,
+            source=source,
         )
 
     def _patch(self, files: list[ScannedFile]) -> tuple[list[Any], InvertedIndex]:
@@ -420,8 +448,8 @@ class _Builder:
         postings = PostingsBuilder(old)
         self.blobs = list(self.state.blobs)
         first_slot = postings.reserve(len(missing))
-        items = [
-            (first_slot + n, file, old_enough(self.started_ns, file.mtime_ns))
+        items: list[Item] = [
+            (first_slot + n, file, old_enough(self.started_ns, file.mtime_ns), None)
             for n, file in enumerate(missing)
         ]
         piece = functools.partial(index_piece, os.fspath(self.store.root))
@@ -434,6 +462,9 @@ class _Builder:
         ):
             for start in range(0, len(items), step):
                 batch = items[start : start + step]
+                if self.source is not None:  # read from git here, in one batch
+                    texts = self.source.texts([item[1] for item in batch])
+                    batch = [(*item[:3], text) for item, text in zip(batch, texts, strict=True)]
                 for results, part, blobs in run(piece, batch):
                     docs: dict[int, IndexedRecord] = {}
                     for slot, value, parsed in results:
@@ -506,12 +537,15 @@ class _Builder:
 #: What :func:`index_piece` gives for a piece of files: each one's (slot, value, parsed),
 #: the postings of its records, and each record's segment value, marshalled.
 Piece = tuple[list[tuple[int, Value, bool]], dict[str, bytes], dict[int, bytes]]
+#: A file to parse: (slot, file, may be cached, its text if already read, or why it cannot be).
+Item = tuple[int, ScannedFile, bool, "str | RecordError | None"]
 
 
-def index_piece(root: str, items: Sequence[tuple[int, ScannedFile, bool]]) -> Piece:
+def index_piece(root: str, items: Sequence[Item]) -> Piece:
     """Read, parse and index a piece of record files (in a worker process, on a cold start).
 
-    ``items`` are (slot, file, may be cached). A record's value here is ``("doc",
+    ``items`` are (slot, file, may be cached, text): a file without its text is read
+    from the working tree here, in the worker. A record's value here is ``("doc",
     IndexedRecord tuple without its text, problems)``: its text and JSON travel
     marshalled, ready for a segment, and its terms only as postings.
     """
@@ -519,9 +553,11 @@ def index_piece(root: str, items: Sequence[tuple[int, ScannedFile, bool]]) -> Pi
     results: list[tuple[int, Value, bool]] = []
     terms: list[tuple[int, dict[str, int]]] = []
     blobs: dict[int, bytes] = {}
-    for slot, file, _ in items:
+    for slot, file, _, given in items:
         try:
-            text = read_text(file.entry(store))
+            text = read_text(file.entry(store)) if given is None else given
+            if isinstance(text, RecordError):
+                raise text
         except RecordError as exc:
             results.append((slot, error_value(exc), False))
             continue

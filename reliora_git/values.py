@@ -25,6 +25,8 @@ from reliora_git.store import ScannedFile, Store, read_text
 
 #: Turns a file's locator and text into the value cached for it.
 _Compute = Callable[[str, str], Value]
+#: The texts of files read from elsewhere than the working tree (gitfiles.GitFiles.texts).
+_Read = Callable[[list[ScannedFile]], "list[str | RecordError]"]
 #: A record's value is the tuple of its IndexedRecord; an error's is (marker, message, line).
 _DOC_LENGTH = len(IndexedRecord._fields)
 _new_tuple = tuple.__new__
@@ -94,6 +96,7 @@ def compute_values(
     files: list[ScannedFile],
     compute: _Compute,
     label: str = "reading records",
+    read: _Read | None = None,
 ) -> list[Value]:
     """The value of each file: from the cache when it is there, else read and computed now.
 
@@ -108,7 +111,7 @@ def compute_values(
             positions.append(len(values))
             missing.append(file)
         values.append(value)
-    for batch in computed_batches(store, missing, compute, label):
+    for batch in computed_batches(store, missing, compute, label, read):
         for i, value, parsed in batch:
             file = missing[i]
             values[positions[i]] = value
@@ -118,7 +121,11 @@ def compute_values(
 
 
 def computed_batches(
-    store: Store, files: list[ScannedFile], compute: _Compute, label: str = "reading records"
+    store: Store,
+    files: list[ScannedFile],
+    compute: _Compute,
+    label: str = "reading records",
+    read: _Read | None = None,
 ) -> Iterator[list[tuple[int, Value, bool]]]:
     """The value of each of ``files`` read and computed now, in batches.
 
@@ -127,6 +134,7 @@ def computed_batches(
     (see parallel.py), so that a cold cache does not hold every text at once; a
     file that cannot be read (a symlink, too large, an I/O error) gets its
     :func:`error_value`. A progress bar is drawn for long work (progress.py).
+    ``read`` gives the texts of a batch when they are not read from the working tree.
     """
     from reliora_git.parallel import BATCH, computer  # only when something must be parsed
     from reliora_git.progress import progress, wanted
@@ -136,16 +144,21 @@ def computed_batches(
     with computer(compute, len(files)) as compute_all, progress(len(files), label) as done:
         for first in range(0, len(files), step):
             batch: list[tuple[int, Value, bool]] = []
-            read: list[int] = []
+            parsed: list[int] = []
             texts: list[tuple[str, str]] = []
-            for i in range(first, min(first + step, len(files))):
+            span = range(first, min(first + step, len(files)))
+            given = read([files[i] for i in span]) if read else None
+            for n, i in enumerate(span):
                 try:
-                    texts.append((files[i].locator, read_text(files[i].entry(store))))
+                    text = read_text(files[i].entry(store)) if given is None else given[n]
+                    if isinstance(text, RecordError):
+                        raise text
                 except RecordError as exc:
                     batch.append((i, error_value(exc), False))
                 else:
-                    read.append(i)
-            for i, value in zip(read, compute_all(texts), strict=True):
+                    texts.append((files[i].locator, text))
+                    parsed.append(i)
+            for i, value in zip(parsed, compute_all(texts), strict=True):
                 batch.append((i, shared(value, files[i].locator), True))
             done(len(batch))
             yield batch

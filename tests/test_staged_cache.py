@@ -1,4 +1,4 @@
-"""The hook's cache of staged files (keyed by blob id) never changes what `check --staged` says."""
+"""The index of staged files (keyed by blob id) never changes what `check --staged` says."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_a_search_after_a_staged_check_still_uses_and_keeps_its_cache(
     caches = {p.name for p in (repo / ".git" / "reliora-cache").iterdir()}
     (index,) = (name for name in caches if name.endswith(".index"))
     stem = index.removesuffix(".index")
-    assert f"{stem}.cache-staged" in caches  # the hook's cache, beside the store index
+    assert f"{stem}.index-git" in caches  # the index of files kept in git, beside the other
     assert all(name.startswith(stem) for name in caches)
 
 
