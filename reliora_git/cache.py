@@ -29,7 +29,6 @@ import contextlib
 import marshal
 import os
 import sys
-import time
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,6 +45,7 @@ RACY_NS = 2_000_000_000
 _CODE_MODULES = (
     "catalog.py",
     "feedback.py",
+    "gitfiles.py",
     "index.py",
     "inverted.py",
     "jsonio.py",
@@ -56,6 +56,7 @@ _CODE_MODULES = (
     "store.py",
     "tokens.py",
     "validate.py",
+    "values.py",
 )
 
 Value = tuple[Any, ...]
@@ -209,42 +210,6 @@ class Section:
             files.append((locator, size, mtime_ns, None))
             values.append(value)
         return files, values
-
-
-class FileCache:
-    """The cache of one store: a :class:`Section` per folder, loaded and saved as one file."""
-
-    def __init__(self, path: Path | None, root: Path) -> None:
-        self.path = path
-        #: The store root (absolute): part of the stamp, as two roots might share a file name.
-        self.root = root
-        # Taken before any file is looked at: see RACY_NS.
-        self.started_ns = time.time_ns()
-        self._stored: dict[str, Stored] = self._load() if path else {}
-        self._sections: dict[str, Section] = {}
-
-    def section(self, name: str) -> Section:
-        if name not in self._sections:
-            stored = self._stored.get(name, ([], []))
-            self._sections[name] = Section(stored, self.started_ns)
-        return self._sections[name]
-
-    def save(self) -> None:
-        """Write what this run used (dropping files that are gone), if anything changed."""
-        if self.path is None:
-            return
-        changed = {name: section.stored() for name, section in self._sections.items()}
-        if all(stored is None for stored in changed.values()):
-            return
-        # Sections this run did not touch are kept as they were.
-        sections = dict(self._stored)
-        sections.update({name: stored for name, stored in changed.items() if stored is not None})
-        write_cache(self.path, self.root, sections)
-
-    def _load(self) -> dict[str, Stored]:
-        assert self.path is not None
-        sections = read_cache(self.path, self.root)
-        return sections if isinstance(sections, dict) else {}
 
 
 def read_cache(path: Path, root: Path) -> Any:

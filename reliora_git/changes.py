@@ -219,7 +219,9 @@ def _read_trees(store: Store, base: str, head: str) -> _Trees:
     )
     return _Trees(
         record_changes,
-        open_index(store, source=GitFiles.of(store, head_files)),
+        open_index(
+            store, source=GitFiles.of(store, [(loc, e.mode, e.blob) for loc, e in head_files])
+        ),
         changed_at_head,
         {entry.locator: entry for entry in before.entries},
         added_feedback,

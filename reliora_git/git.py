@@ -128,16 +128,6 @@ class IndexEntry(NamedTuple):
     stage: int = 0
 
 
-def parse_ls_files_stage(out: bytes) -> list[IndexEntry]:
-    """``git ls-files -s -z``: ``<mode> <object> <stage>\\t<path>`` records."""
-    entries = []
-    for item in split_z(out):
-        meta, _, path = item.partition("\t")
-        mode, blob, stage = meta.split(" ")
-        entries.append(IndexEntry(path, mode, blob, int(stage)))
-    return entries
-
-
 def parse_ls_tree(out: bytes) -> list[IndexEntry]:
     """``git ls-tree -r -z``: ``<mode> <type> <object>\\t<path>`` records (blobs only)."""
     entries = []
@@ -178,11 +168,6 @@ def parse_diff_raw(out: bytes) -> list[Change]:
             i += 2
         changes.append(Change(letter, path, old_path, old_blob, new_blob, old_mode, new_mode))
     return changes
-
-
-def ls_files_stage(cwd: Path, pathspecs: Sequence[str]) -> list[IndexEntry]:
-    """Every index entry under ``pathspecs`` (the index git names in GIT_INDEX_FILE)."""
-    return parse_ls_files_stage(run(["ls-files", "-s", "-z", "--full-name", "--", *pathspecs], cwd))
 
 
 def staged_changes(cwd: Path, pathspecs: Sequence[str]) -> list[Change]:

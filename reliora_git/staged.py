@@ -83,9 +83,7 @@ def read_staged_store(store: Store) -> StagedStore:
     if not changed and not any(change.status == "U" for change in changes):
         # Most commits touch no record: skip reading the store from the index.
         return StagedStore(None, [], [])
-    entries = [(e.path[len(prefix) :], e) for e in git.ls_files_stage(store.root, specs)]
-    conflicts = sorted({locator for locator, entry in entries if entry.stage != 0})
-    files = GitFiles.of(store, [(loc, e) for loc, e in entries if e.stage == 0])
+    files, conflicts = GitFiles.staged(store, prefix)
     index = open_index(store, source=files)
     changed_files = [file for file in files.records if file.locator in changed]
     changed_entries = [

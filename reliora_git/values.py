@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 from reliora_git.cache import Section, Value
-from reliora_git.catalog import Entry, choose_id_owners
+from reliora_git.catalog import Entry
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.model import FeedbackSummary
 from reliora_git.rank import IndexedRecord, feedback_summary, index_record
@@ -51,34 +51,6 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def docs_from_values(
-    store: Store, locators: list[str], values: list[Value]
-) -> tuple[list[IndexedRecord], list[RelioraError]]:
-    """Usable records with a unique id, in path order, and why the others are skipped."""
-    ids = [value[0] for value in values]
-    if all(len(value) == _DOC_LENGTH for value in values) and len(set(ids)) == len(ids):
-        # The usual store: every record usable, no id twice. A cached value is the
-        # IndexedRecord's own tuple, so it becomes one without a Python-level __new__.
-        return [_new_tuple(IndexedRecord, value) for value in values], []
-    claims = [
-        (value[0], locator)
-        for locator, value in zip(locators, values, strict=True)
-        if len(value) == _DOC_LENGTH
-    ]
-    owners = choose_id_owners(claims, store.locator(store.experiences))
-    docs: list[IndexedRecord] = []
-    skipped: list[RelioraError] = []
-    for locator, value in zip(locators, values, strict=True):
-        if len(value) != _DOC_LENGTH:
-            skipped.append(RecordError(value[1], path=locator, line=value[2]))
-        elif owners[value[0]] != locator:
-            message = f"id {value[0]!r} is already used by {owners[value[0]]}"
-            skipped.append(RecordError(message, path=locator))
-        else:
-            docs.append(_new_tuple(IndexedRecord, value))
-    return docs, skipped
 
 
 def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
@@ -164,24 +136,8 @@ def computed_batches(
             yield batch
 
 
-def record_value(locator: str, text: str) -> Value:
-    # Imported here: parsing pulls in PyYAML, which a fully cached search never needs.
-    from reliora_git.catalog import read_entry
-
-    return entry_value(read_entry(locator, text))
-
-
-def entry_value(entry: Entry) -> Value:
-    """What a search needs of one parsed file: its IndexedRecord tuple, or why it is skipped."""
-    if not entry.usable or entry.record is None:
-        error = entry.first_error()
-        return error_value(error)
-    # Interned, the few distinct values are stored once in the cache and loaded as one object.
-    return shared(tuple(index_record(entry.record)), entry.locator)
-
-
 def shared(value: Value, locator: str) -> Value:
-    """A value with its repeated strings shared, as :func:`entry_value` makes them.
+    """A value with its repeated strings shared, as :func:`indexed_value` makes them.
 
     A value that comes back from a worker process (parallel.py) was unpickled: its
     tags, status and confidence are no longer the interned objects, nor its locator
