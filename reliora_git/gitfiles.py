@@ -11,7 +11,7 @@ cat-file --batch`` per round of files to parse.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reliora_git import git
@@ -41,13 +41,21 @@ def is_store_file(locator: str, folder: str) -> bool:
     return not rest.startswith(".") and "/." not in rest
 
 
-def scanned(locator: str, mode: str, blob: str) -> ScannedFile:
-    """A git entry as the index takes a walked file.
+def _files_in(entries: Sequence[tuple[str, str, str]], folder: str) -> list[ScannedFile]:
+    """The entries that are store files below ``folder`` (is_store_file), as a walk gives them.
 
     The blob id (as a number) stands where a walk puts the size, and the mtime is
-    0, which is never too recent to cache.
+    0, which is never too recent to cache. One comprehension: the hook runs this
+    for every store file.
     """
-    return _new_tuple(ScannedFile, (locator, int(blob, 16), 0, _NOT_A_FILE.get(mode)))
+    n = len(folder)
+    found = [
+        _new_tuple(ScannedFile, (loc, int(blob, 16), 0, _NOT_A_FILE.get(mode)))
+        for loc, mode, blob in entries
+        if loc.startswith(folder) and loc.endswith(".md") and loc[n] != "." and "/." not in loc[n:]
+    ]
+    found.sort()
+    return found
 
 
 @dataclass
@@ -61,18 +69,10 @@ class GitFiles:
     id_width: int = 40
 
     @classmethod
-    def of(cls, store: Store, entries: Iterable[tuple[str, str, str]]) -> GitFiles:
+    def of(cls, store: Store, entries: Sequence[tuple[str, str, str]]) -> GitFiles:
         """The store files among (locator, mode, blob) entries, locators from the store's root."""
-        records: list[ScannedFile] = []
-        events: list[ScannedFile] = []
-        width = 40
-        for locator, mode, blob in entries:
-            if is_store_file(locator, EXPERIENCES):
-                records.append(scanned(locator, mode, blob))
-            elif is_store_file(locator, FEEDBACK):
-                events.append(scanned(locator, mode, blob))
-            width = len(blob)
-        return cls(store, sorted(records), sorted(events), width)
+        width = len(entries[0][2]) if entries else 40
+        return cls(store, _files_in(entries, EXPERIENCES), _files_in(entries, FEEDBACK), width)
 
     @classmethod
     def staged(cls, store: Store, prefix: str) -> tuple[GitFiles, list[str]]:
@@ -95,7 +95,7 @@ class GitFiles:
         start = tab + 1 + len(prefix)  # where the locator starts
         merged = [line for line in lines if line[tab - 1] == "0"]
         conflicts = sorted({line[start:] for line in lines if line[tab - 1] != "0"})
-        files = cls.of(store, ((line[start:], line[:6], line[7 : 7 + width]) for line in merged))
+        files = cls.of(store, [(line[start:], line[:6], line[7 : 7 + width]) for line in merged])
         return files, conflicts
 
     def texts(self, files: Sequence[ScannedFile]) -> list[str | RecordError]:

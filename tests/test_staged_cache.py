@@ -59,6 +59,9 @@ def test_a_search_after_a_staged_check_still_uses_and_keeps_its_cache(
     write_record("two", "Deploy rollback plan, again", tags=["deploy"])
     git(repo, "add", "-A")
     first = cli("search", "deploy", "--json").stdout
+    (index_path,) = (repo / ".git" / "reliora-cache").glob("*.index")
+    for legacy in (".cache", ".cache-staged"):  # value caches of earlier versions
+        index_path.with_suffix(legacy).write_bytes(b"old")
     staged_report(cli, cached=True)
     assert cli("search", "deploy", "--json").stdout == first
     caches = {p.name for p in (repo / ".git" / "reliora-cache").iterdir()}
@@ -66,6 +69,7 @@ def test_a_search_after_a_staged_check_still_uses_and_keeps_its_cache(
     stem = index.removesuffix(".index")
     assert f"{stem}.index-git" in caches  # the index of files kept in git, beside the other
     assert all(name.startswith(stem) for name in caches)
+    assert not {f"{stem}.cache", f"{stem}.cache-staged"} & caches  # removed when the index is
 
 
 def test_the_hooks_fast_start_path_answers_like_the_full_cli(
