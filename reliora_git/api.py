@@ -9,13 +9,21 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reliora_git.catalog import Catalog, Entry
-from reliora_git.duplicates import DocsPool, Pool, SimilarityWarning, find_similar
+from reliora_git.config import load_config
+from reliora_git.duplicates import (
+    DEFAULT_DUPLICATE_OVERLAP,
+    DocsPool,
+    Pool,
+    SimilarityWarning,
+    find_similar,
+    likely_only,
+)
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.index import StoreIndex, open_index
 from reliora_git.inverted import suggest_for
@@ -167,7 +175,8 @@ def record(
     new.locator = store.locator(path)
     text = render_record(new)
     _check_reads_back(text, new.locator)
-    warnings = find_similar(new, index)
+    threshold = load_config(store).duplicate_overlap
+    warnings = find_similar(new, index, duplicate_overlap=threshold)
     for attempt in range(_NAME_ATTEMPTS):
         try:
             write_new(path, text, store)
@@ -294,7 +303,9 @@ def check(
     hook): over a whole store it would compare every record with every other.
     Exact duplicates (same title, solution and applicability) and id clashes are
     always reported. Each file's own problems come from the index, so only the
-    files that changed since the last command are parsed.
+    files that changed since the last command are parsed. A named file that the
+    last commit already holds is a modified record: it is warned about likely
+    duplicates only (SPEC.md §6.1).
     """
     index = index or open_index(store)
     named = _named_locators(store, paths) if paths else None
@@ -305,7 +316,20 @@ def check(
                 f"not a record file under {store.experiences.name}/: {sorted(missing)[0]}",
                 code="not_found",
             )
-    return judge(StoreView(index, index_owners(index)), judged_of_index(index), named)
+    view = StoreView(index, index_owners(index), load_config(store).duplicate_overlap)
+    modified = committed(store, sorted(named)) if named else set()
+    return judge(view, judged_of_index(index), named, modified)
+
+
+def committed(store: Store, locators: list[str]) -> set[str]:
+    """Which of ``locators`` the commit HEAD holds (none outside git or before a commit)."""
+    from reliora_git import git
+
+    if git.toplevel(store.root) is None or git.verify_ref(store.root, "HEAD") is None:
+        return set()
+    prefix = git.show_prefix(store.root)
+    entries = git.ls_tree(store.root, "HEAD", locators)
+    return {entry.path[len(prefix) :] for entry in entries}
 
 
 @dataclass(frozen=True)
@@ -315,6 +339,8 @@ class StoreView:
     pool: Pool
     #: Id → the file that owns it; ids of files that are not usable count too.
     owners: dict[str, str]
+    #: config.toml's duplicate_overlap (SPEC.md §6.1).
+    duplicate_overlap: float = DEFAULT_DUPLICATE_OVERLAP
 
 
 @dataclass
@@ -386,8 +412,18 @@ def judged_of_index(index: StoreIndex) -> list[Judged]:
     return judged
 
 
-def judge(view: StoreView, files: list[Judged], similar_for: set[str] | None) -> CheckReport:
-    """Reports for ``files`` judged against the store (the hook passes staged files)."""
+def judge(
+    view: StoreView,
+    files: list[Judged],
+    similar_for: set[str] | None,
+    modified: Collection[str] = (),
+) -> CheckReport:
+    """Reports for ``files`` judged against the store (the hook passes staged files).
+
+    Files in ``modified`` are records changed rather than added: only their likely
+    duplicates are reported (SPEC.md §6.1).
+    """
+    threshold = view.duplicate_overlap
     reports = []
     for file in files:
         report = FileReport(file.locator, file.id, list(file.problems))
@@ -397,20 +433,27 @@ def judge(view: StoreView, files: list[Judged], similar_for: set[str] | None) ->
                 report.problems.append(Problem("error", f"id {file.id!r} is also used by {owner}"))
         if file.load is not None and file.id:
             if similar_for is not None and file.locator in similar_for:
-                report.similar = find_similar(file.load(), view.pool)
+                report.similar = find_similar(file.load(), view.pool, duplicate_overlap=threshold)
             elif file.fingerprint and view.pool.twins(file.fingerprint, file.id):
                 # The rest only against their exact twins (SPEC.md §6).
-                report.similar = find_similar(file.load(), view.pool, lexical=False)
+                report.similar = find_similar(
+                    file.load(), view.pool, lexical=False, duplicate_overlap=threshold
+                )
+            if file.locator in modified:
+                report.similar = likely_only(report.similar)
         if report.problems or report.similar:
             reports.append(report)
     return CheckReport(len(files), reports)
 
 
 def check_entries(
-    view: StoreView, entries: list[Entry], similar_for: set[str] | None
+    view: StoreView,
+    entries: list[Entry],
+    similar_for: set[str] | None,
+    modified: Collection[str] = (),
 ) -> CheckReport:
     """:func:`judge` for parsed entries (the staged store, a commit's store)."""
-    return judge(view, [judged_of(entry) for entry in entries], similar_for)
+    return judge(view, [judged_of(entry) for entry in entries], similar_for, modified)
 
 
 def _named_locators(store: Store, paths: list[str]) -> set[str]:

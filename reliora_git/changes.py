@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from reliora_git import git
 from reliora_git.api import StoreView, check_entries, index_owners
 from reliora_git.catalog import Catalog, Entry, catalog_from_texts
+from reliora_git.config import load_config
 from reliora_git.duplicates import SimilarityWarning
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.gitfiles import (
@@ -121,7 +122,8 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
         raise RelioraError(f"{store.root} is not in a git repository", code="not_git")
     base_side, head_side = find_sides(store, base, head)
     with _read_trees(store, base_side.commit, head_side.commit) as trees:
-        changes = _record_changes(trees.record_changes, trees.head, trees.before, trees.view())
+        view = trees.view(store)
+        changes = _record_changes(trees.record_changes, trees.head, trees.before, view)
         titles = {doc.id: doc.title for doc in trees.index.docs()}
     events = sorted(
         (
@@ -158,12 +160,12 @@ class _Trees:
     #: Feedback files head adds.
     added_feedback: set[str]
 
-    def view(self) -> StoreView:
+    def view(self, store: Store) -> StoreView:
         owners = index_owners(self.index)
         for entry in self.head.entries:
             if entry.record is not None and entry.record.id:
                 owners.setdefault(entry.record.id, entry.locator)
-        return StoreView(self.index, owners)
+        return StoreView(self.index, owners, load_config(store).duplicate_overlap)
 
     def __enter__(self) -> _Trees:
         return self
@@ -233,7 +235,9 @@ def _record_changes(
 ) -> list[RecordChange]:
     new_entries = {entry.locator: entry for entry in head.entries}
     checked = [new_entries[c.path] for c in diff if c.status != "D" and c.path in new_entries]
-    report = check_entries(view, checked, similar_for={e.locator for e in checked})
+    # A modified or renamed record is warned about likely duplicates only (SPEC.md §6.1).
+    modified = {c.path for c in diff if KINDS.get(c.status, "modified") in ("modified", "renamed")}
+    report = check_entries(view, checked, {e.locator for e in checked}, modified)
     reports = {file.locator: file for file in report.files}
     changes = []
     for c in diff:

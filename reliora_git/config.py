@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from reliora_git.errors import RelioraError
 from reliora_git.store import Store, decode_utf8, read_regular_file
@@ -19,6 +20,9 @@ class Config:
     search_limit: int = 10
     block_on_invalid: bool = True
     hook_duplicates: bool = True
+    #: A similar record holding at least this share of a new record's duplicate query
+    #: (idf-weighted, SPEC.md §6.1) is a likely duplicate.
+    duplicate_overlap: float = 0.75
 
 
 def load_config(store: Store) -> Config:
@@ -41,11 +45,17 @@ def load_config(store: Store) -> Config:
     values = {}
     for key, default in vars(defaults).items():
         value = data.get(key, default)
-        if type(value) is not type(default) or (key == "search_limit" and value < 1):
-            raise RelioraError(
-                f"'{key}' must be a {type(default).__name__}",
-                path=store.locator(path),
-                code="invalid_config",
-            )
+        if isinstance(default, float) and type(value) is int:
+            value = float(value)  # `duplicate_overlap = 1` means 1.0
+        if type(value) is not type(default):
+            raise _invalid(store, path, f"'{key}' must be a {type(default).__name__}")
+        if key == "search_limit" and value < 1:
+            raise _invalid(store, path, "'search_limit' must be at least 1")
+        if key == "duplicate_overlap" and not 0.0 <= value <= 1.0:
+            raise _invalid(store, path, "'duplicate_overlap' must be between 0 and 1")
         values[key] = value
     return Config(**values)
+
+
+def _invalid(store: Store, path: Path, message: str) -> RelioraError:
+    return RelioraError(message, path=store.locator(path), code="invalid_config")

@@ -40,7 +40,7 @@ from reliora_git.inverted import DEAD_SHARE, InvertedIndex, PostingsBuilder, pie
 from reliora_git.model import FeedbackSummary
 from reliora_git.parallel import BATCH, mapper
 from reliora_git.progress import progress, wanted
-from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query
+from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query, QueryToken
 from reliora_git.segments import Location, Segments
 from reliora_git.store import FileEntry, ScannedFile, Store, check_id, read_text, scan_markdown
 from reliora_git.values import (
@@ -156,6 +156,7 @@ class StoreIndex:
     #: Where the files come from when not from the working tree.
     source: GitFiles | None = None
     _by_fingerprint: dict[str, list[int]] | None = None
+    _frequencies: dict[str, int] = field(default_factory=dict)
     #: Segment values read so far.
     _blobs_read: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
@@ -284,6 +285,25 @@ class StoreIndex:
             for slot in self._by_fingerprint.get(fingerprint, [])
             if self.inverted.docs[slot].id != exclude_id  # type: ignore[union-attr]
         ]
+
+    def record_count(self, exclude_id: str) -> int:
+        return len(self._slot_by_id) - (exclude_id in self._slot_by_id)
+
+    def document_frequency(self, token: str, exclude_id: str) -> int:
+        # Cached per token: `check` asks for the same common tokens for many records.
+        count = self._frequencies.get(token)
+        if count is None:
+            count = self._frequencies[token] = self.inverted.document_frequency(token)
+        slot = self._slot_by_id.get(exclude_id)
+        if slot is not None and QueryToken.of(token).found_in(self.text_of(slot)):
+            count -= 1
+        return count
+
+    @functools.cached_property
+    def _slot_by_id(self) -> dict[str, int]:
+        """The live records' slots by id (ids are unique among them)."""
+        docs = self.inverted.docs
+        return {docs[slot].id: slot for slot in self.slots()}  # type: ignore[union-attr]
 
     def close(self) -> None:
         self.segments.close()

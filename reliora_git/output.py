@@ -126,15 +126,19 @@ class Printer:
             created = one_line(record["created"] or "") or "          "
             self.line(f"{created}  {self.style(record['id'], 'cyan')}  {one_line(record['title'])}")
 
-    def similar(self, warnings: list[SimilarityWarning]) -> None:
-        for warning in warnings:
+    def similar(self, warnings: list[SimilarityWarning], show_all: bool = False) -> None:
+        """Likely duplicates in full; related records as one line unless ``show_all``."""
+        shown, related = shown_warnings(warnings, show_all)
+        for warning in shown:
             print(
                 f"SIMILAR_EXPERIENCE_FOUND {one_line(warning.locator)}: "
                 f"{one_line(warning.message)}",
                 file=self.err,
             )
+        if related:
+            print(related_line(related), file=self.err)
 
-    def check(self, report: CheckReport) -> None:
+    def check(self, report: CheckReport, show_all: bool = False) -> None:
         for file in report.files:
             for problem in file.problems:
                 where = one_line(file.locator) + (f":{problem.line}" if problem.line else "")
@@ -142,14 +146,30 @@ class Printer:
                     problem.severity, "red" if problem.severity == "error" else "yellow"
                 )
                 self.line(f"{where}: {label}: {one_line(problem.message)}")
-            for warning in file.similar:
+            shown, related = shown_warnings(file.similar, show_all)
+            for warning in shown:
                 self.line(
                     f"{one_line(file.locator)}: SIMILAR_EXPERIENCE_FOUND: "
                     f"{one_line(warning.message)}"
                 )
+            if related:
+                self.line(f"{one_line(file.locator)}: {related_line(related)}")
         errors = sum(f.has_errors for f in report.files)
         verdict = "ok" if report.ok else f"{errors} invalid"
         self.line(f"checked {report.checked} record file(s): {verdict}")
+
+
+def shown_warnings(
+    warnings: list[SimilarityWarning], show_all: bool
+) -> tuple[list[SimilarityWarning], list[SimilarityWarning]]:
+    """The warnings people see in full, and the related ones summed up in one line (§6.1)."""
+    if show_all:
+        return warnings, []
+    return [w for w in warnings if w.likely], [w for w in warnings if not w.likely]
+
+
+def related_line(related: list[SimilarityWarning]) -> str:
+    return "also related: " + ", ".join(one_line(w.id) for w in related) + " (--all for details)"
 
 
 def explain(hit: Hit) -> str:

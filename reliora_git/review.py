@@ -15,7 +15,7 @@ from reliora_git.changes import KIND_ORDER, RecordChange, Review
 from reliora_git.errors import RecordError
 from reliora_git.jsonio import event_to_json, problem_to_json
 from reliora_git.model import FeedbackEvent
-from reliora_git.output import clean, one_line
+from reliora_git.output import clean, one_line, related_line, shown_warnings
 
 #: GitHub refuses comments over 65,536 characters; stay well below in bytes.
 MAX_MARKDOWN_BYTES = 60_000
@@ -62,7 +62,7 @@ def _summary(review: Review) -> str:
 # --- Markdown ------------------------------------------------------------------------------
 
 
-def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES) -> str:
+def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: bool = False) -> str:
     head = [
         COMMENT_MARKER,
         "## Reliora: experiences in this change",
@@ -73,7 +73,7 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES) -> str:
     invalid = sum(change.invalid for change in review.changes)
     if invalid:
         head.append(f"\n**{invalid} record(s) are invalid**: run `reliora check` on them.")
-    sections = [_md_change(change) for change in review.changes]
+    sections = [_md_change(change, show_all) for change in review.changes]
     if review.other_feedback:
         sections.append(_md_other_feedback(review))
     if review.feedback_errors:
@@ -99,7 +99,7 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES) -> str:
     return body + "\n"
 
 
-def _md_change(change: RecordChange) -> str:
+def _md_change(change: RecordChange, show_all: bool) -> str:
     title = md(change.title) if change.title else "_(no title)_"
     lines = [f"### {change.kind.capitalize()}: {title}", ""]
     lines.append(f"- **id:** {md(change.id) if change.id else '_(none)_'}")
@@ -115,12 +115,17 @@ def _md_change(change: RecordChange) -> str:
         where = f" (line {problem.line})" if problem.line else ""
         label = "invalid" if problem.severity == "error" else "warning"
         lines.append(f"- **{label}:** {md(problem.message)}{where}")
-    for warning in change.similar:
+    shown, related = shown_warnings(change.similar, show_all)
+    for warning in shown:
+        what = "likely duplicate of" if warning.likely else "related to"
         lines.append(
-            f"- **SIMILAR\\_EXPERIENCE\\_FOUND** ({warning.match_level}): "
-            f"{md(warning.title)}, {md(warning.id)} in {md(warning.locator)}: "
-            f"consider feedback on it, or refining it, instead of a new record"
+            f"- **SIMILAR\\_EXPERIENCE\\_FOUND**, {what} {md(warning.title)}, "
+            f"{md(warning.id)} in {md(warning.locator)} ({warning.match_level} match, "
+            f"{md(warning.evidence)}): consider feedback on it, or refining it, "
+            "instead of a new record"
         )
+    if related:
+        lines.append(f"- **also related:** {', '.join(md(w.id) for w in related)}")
     lines.extend(_md_event(event) for event in change.feedback[:MAX_ITEMS])
     if len(change.feedback) > MAX_ITEMS:
         lines.append(f"- _…and {len(change.feedback) - MAX_ITEMS} more feedback events_")
@@ -184,7 +189,7 @@ def _error_json(error: RecordError) -> dict[str, Any]:
 # --- text ----------------------------------------------------------------------------------
 
 
-def to_text(review: Review) -> str:
+def to_text(review: Review, show_all: bool = False) -> str:
     lines = [
         f"{plain(review.base.ref)} ({review.base.commit[:12]}) -> "
         f"{plain(review.head.ref)} ({review.head.commit[:12]}): {_summary(review)}"
@@ -204,8 +209,11 @@ def to_text(review: Review) -> str:
         for problem in change.problems:
             where_line = f" (line {problem.line})" if problem.line else ""
             lines.append(f"         {problem.severity}: {plain(problem.message)}{where_line}")
-        for warning in change.similar:
+        shown, related = shown_warnings(change.similar, show_all)
+        for warning in shown:
             lines.append(f"         SIMILAR_EXPERIENCE_FOUND: {plain(warning.message)}")
+        if related:
+            lines.append(f"         {plain(related_line(related))}")
         for event in change.feedback:
             lines.append(f"         feedback: {_text_event(event)}")
     for record_id, events in sorted(review.other_feedback.items()):

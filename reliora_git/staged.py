@@ -15,7 +15,7 @@ from pathlib import Path
 from reliora_git import git
 from reliora_git.api import CheckReport, FileReport, StoreView, check_entries, index_owners
 from reliora_git.catalog import Entry, read_entry
-from reliora_git.duplicates import DocsPool
+from reliora_git.duplicates import DEFAULT_DUPLICATE_OVERLAP, DocsPool
 from reliora_git.errors import RecordError, RelioraError
 from reliora_git.gitfiles import EXPERIENCES, FEEDBACK, GitFiles, is_store_file
 from reliora_git.index import StoreIndex, open_index
@@ -25,6 +25,8 @@ from reliora_git.values import paused_gc
 
 #: Statuses of `git diff --raw` whose new side is a record to check (deletions are ignored).
 CHECKED_STATUSES = frozenset("ACMRT")
+#: Of those, the records that existed before (warned about likely duplicates only, §6.1).
+MODIFIED_STATUSES = frozenset("MRT")
 
 
 def find_git_store(repo: str | os.PathLike[str] | None = None) -> Store:
@@ -50,17 +52,19 @@ class StagedStore:
     changed: list[Entry]
     #: Store files with unresolved conflicts (index stages 1-3).
     conflicts: list[str]
+    #: Changed records that HEAD already has (modified, renamed), by staged locator.
+    modified: set[str]
 
-    def view(self) -> StoreView:
+    def view(self, duplicate_overlap: float = DEFAULT_DUPLICATE_OVERLAP) -> StoreView:
         """The staged store as far as judging a record needs it."""
         if self.index is None:
-            return StoreView(DocsPool([]), {})
+            return StoreView(DocsPool([]), {}, duplicate_overlap)
         owners = index_owners(self.index)
         for parsed in self.changed:
             # An invalid staged record still claims its id (check_entries reports clashes).
             if parsed.record is not None and parsed.record.id:
                 owners.setdefault(parsed.record.id, parsed.locator)
-        return StoreView(self.index, owners)
+        return StoreView(self.index, owners, duplicate_overlap)
 
 
 def read_staged_store(store: Store) -> StagedStore:
@@ -74,15 +78,17 @@ def read_staged_store(store: Store) -> StagedStore:
     prefix = git.show_prefix(store.root)
     specs = [EXPERIENCES, FEEDBACK]
     changes = git.staged_changes(store.root, specs)
-    changed = {
-        change.path[len(prefix) :]
+    checked = [
+        change
         for change in changes
         if change.status in CHECKED_STATUSES
         and is_store_file(change.path[len(prefix) :], EXPERIENCES)
-    }
+    ]
+    changed = {change.path[len(prefix) :] for change in checked}
+    modified = {c.path[len(prefix) :] for c in checked if c.status in MODIFIED_STATUSES}
     if not changed and not any(change.status == "U" for change in changes):
         # Most commits touch no record: skip reading the store from the index.
-        return StagedStore(None, [], [])
+        return StagedStore(None, [], [], set())
     files, conflicts = GitFiles.staged(store, prefix)
     index = open_index(store, source=files)
     changed_files = [file for file in files.records if file.locator in changed]
@@ -92,7 +98,7 @@ def read_staged_store(store: Store) -> StagedStore:
         else read_entry(file.locator, text)
         for file, text in zip(changed_files, files.texts(changed_files), strict=True)
     ]
-    return StagedStore(index, changed_entries, conflicts)
+    return StagedStore(index, changed_entries, conflicts, modified)
 
 
 @dataclass
@@ -105,14 +111,20 @@ class StagedCheck:
         return any(f.has_errors for f in self.report.files if f.locator not in self.conflicts)
 
 
-def check_staged(store: Store, *, duplicates: bool = True) -> StagedCheck:
+def check_staged(
+    store: Store,
+    *,
+    duplicates: bool = True,
+    duplicate_overlap: float = DEFAULT_DUPLICATE_OVERLAP,
+) -> StagedCheck:
     """Validate the staged records and seek their duplicates in the staged store."""
     # Loading the whole staged store allocates hundreds of thousands of acyclic tuples at
     # 100,000 records: with the collector on, its passes took a third of the time.
     with paused_gc():
         staged = read_staged_store(store)
         similar_for = {entry.locator for entry in staged.changed} if duplicates else set()
-        report = check_entries(staged.view(), staged.changed, similar_for=similar_for)
+        view = staged.view(duplicate_overlap)
+        report = check_entries(view, staged.changed, similar_for, staged.modified)
         if staged.index is not None:
             staged.index.close()
     if not duplicates:

@@ -24,9 +24,19 @@ Move the old hook aside and call it first.
 def test_record_from_flags_prints_id_and_warns_about_a_near_duplicate(
     cli: Cli, store: Store
 ) -> None:
-    args = ["record", "--title", "Flaky pytest timeouts on CI", "--tag", "pytest",
-            "--problem", "pytest-timeout killed slow tests", "--solution", "raise the timeout",
-            "--project-context", "python"]
+    args = [
+        "record",
+        "--title",
+        "Flaky pytest timeouts on CI",
+        "--tag",
+        "pytest",
+        "--problem",
+        "pytest-timeout killed slow tests",
+        "--solution",
+        "raise the timeout",
+        "--project-context",
+        "python",
+    ]
     first = cli(*args)
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("saved flaky-pytest-timeouts-on-ci-")
@@ -116,8 +126,9 @@ def test_check_exits_1_for_an_invalid_record_and_names_file_and_line(
 
 def test_check_paths_reports_similar_records(cli: Cli, write_record: RecordMaker) -> None:
     write_record("one", "Flaky pytest timeouts on CI", tags=["pytest"], project_context="python")
-    two = write_record("two", "Flaky pytest timeouts on CI", tags=["pytest"],
-                       project_context="python")
+    two = write_record(
+        "two", "Flaky pytest timeouts on CI", tags=["pytest"], project_context="python"
+    )
     done = cli("check", str(two), "--json")
     assert done.returncode == 0
     files = {f["locator"]: f for f in json.loads(done.stdout)["files"]}

@@ -137,7 +137,10 @@ def test_a_crash_before_the_link_leaves_no_record_only_a_hidden_temp(
 ) -> None:
     done = subprocess.run(
         [sys.executable, "-c", _CRASH_BETWEEN_TEMP_AND_LINK, str(store.root)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert list(store.experiences.glob("*.md")) == []
@@ -184,7 +187,10 @@ def test_kill_during_record_never_leaves_a_partial_record(store: Store, repo: Pa
         with open(payload_file, "rb") as stdin:
             proc = subprocess.Popen(
                 [exe, "record", "--json", "-"],
-                cwd=repo, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                cwd=repo,
+                stdin=stdin,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             # The first run dies while starting (so one kill surely lands); the others at
             # random moments, from starting to writing to done.

@@ -1,4 +1,4 @@
-"""Similar-experience warnings (SPEC.md §6), on tiny hand-made stores."""
+"""Similar-experience warnings (SPEC.md §6) on tiny hand-made stores; §6.1 has its own file."""
 
 from __future__ import annotations
 
@@ -91,9 +91,13 @@ def test_at_most_three_strongest_first_retired_included_and_named() -> None:
     )
     others.append(rec("mod", title="deploy rollback", project_context="ops"))
     warnings = find_similar(new, DocsPool([index_record(r) for r in others]))
-    assert len(warnings) == 3
-    assert all(w.match_level == "strong" for w in warnings)
-    assert [w.id for w in warnings] == ["d0", "d1", "d2"]  # equal score → id order
+    # At most three likely duplicates (the exact twins), then the related records.
+    assert [(w.id, w.match_level, w.verdict) for w in warnings] == [
+        ("d0", "strong", "likely-duplicate"),  # equal score → id order
+        ("d1", "strong", "likely-duplicate"),
+        ("d2", "strong", "likely-duplicate"),
+        ("mod", "strong", "related"),
+    ]
     retired = find_similar(new, DocsPool([index_record(others[4])]))
     assert "(retired)" in retired[0].message
 

@@ -8,14 +8,35 @@ from typing import Any
 from tests.conftest import Cli, RecordMaker
 
 RESULT_KEYS = {
-    "rank": int, "id": str, "title": str, "locator": str, "tags": list, "score": float,
-    "relevance": float, "coverage": float, "matchLevel": str, "matchedTokens": list,
-    "confidence": (str, type(None)), "status": str, "feedback": dict, "scoreBreakdown": dict,
+    "rank": int,
+    "id": str,
+    "title": str,
+    "locator": str,
+    "tags": list,
+    "score": float,
+    "relevance": float,
+    "coverage": float,
+    "matchLevel": str,
+    "matchedTokens": list,
+    "confidence": (str, type(None)),
+    "status": str,
+    "feedback": dict,
+    "scoreBreakdown": dict,
 }
 FEEDBACK_KEYS = {"success", "partial", "failure", "notApplicable", "outdated", "adjustment"}
 BREAKDOWN_KEYS = {
-    "tags", "title", "problems", "task", "solution", "projectContext", "applicability",
-    "failedAttempts", "warnings", "exactPhrase", "coverageMultiplier", "feedback",
+    "tags",
+    "title",
+    "problems",
+    "task",
+    "solution",
+    "projectContext",
+    "applicability",
+    "failedAttempts",
+    "warnings",
+    "exactPhrase",
+    "coverageMultiplier",
+    "feedback",
 }
 
 
@@ -48,10 +69,18 @@ def assert_search_document(doc: dict[str, Any]) -> None:
 def test_search_json_is_the_spec_document_and_identical_across_runs(
     cli: Cli, write_record: RecordMaker
 ) -> None:
-    write_record("pytest-timeouts", "Flaky pytest timeouts on CI", tags=["pytest", "ci"],
-                 project_context="python")
-    write_record("git-hooks", "Chained git hooks", tags=["git"],
-                 body="## Task\nrun pytest in a hook\n\n## Solution\nchain them\n")
+    write_record(
+        "pytest-timeouts",
+        "Flaky pytest timeouts on CI",
+        tags=["pytest", "ci"],
+        project_context="python",
+    )
+    write_record(
+        "git-hooks",
+        "Chained git hooks",
+        tags=["git"],
+        body="## Task\nrun pytest in a hook\n\n## Solution\nchain them\n",
+    )
     write_record("retired-one", "Old pytest advice", status="retired")
     cli("feedback", "git-hooks", "partial")
 

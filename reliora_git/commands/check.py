@@ -8,7 +8,7 @@ import typer
 
 from reliora_git import api
 from reliora_git.commands.check_staged import report_to_json, run_check_staged
-from reliora_git.commands.common import JsonFlag, RepoOption, reporting
+from reliora_git.commands.common import AllFlag, JsonFlag, RepoOption, reporting
 from reliora_git.store import find_store
 
 
@@ -29,6 +29,7 @@ def check(
     ] = False,
     repo: RepoOption = None,
     json_output: JsonFlag = False,
+    show_all: AllFlag = False,
 ) -> None:
     """Validate records; exit 1 when any is invalid. Similar records are warnings only.
 
@@ -40,15 +41,20 @@ def check(
     searched for similar experiences among every staged record. Exit 1 for an
     unresolved conflict, or an invalid record when block_on_invalid is true.
 
+    Likely duplicates are shown in full, with the words they share; records that
+    are only related are named on one line (--all shows them in full). A record
+    that the last commit already holds is warned about likely duplicates only.
+
     \b
     Examples:
       reliora check .reliora/experiences/flaky-pytest-timeouts-3f9a1c.md
       reliora check --staged
+      reliora check --all .reliora/experiences/new-record-1a2b3c.md
     """
     from reliora_git.output import Printer, print_json
 
     if staged:
-        code = run_check_staged(paths, repo, json_output)
+        code = run_check_staged(paths, repo, json_output, show_all)
         if code:
             raise typer.Exit(code)
         return
@@ -57,7 +63,7 @@ def check(
         if json_output:
             print_json(report_to_json(report))
         else:
-            Printer().check(report)
+            Printer().check(report, show_all)
     if not report.ok:
         raise typer.Exit(1)
 

@@ -15,7 +15,9 @@ from reliora_git.commands.reporting import reporting
 from reliora_git.jsonio import problem_to_json
 
 
-def run_check_staged(paths: list[str] | None, repo: Path | None, json_output: bool) -> int:
+def run_check_staged(
+    paths: list[str] | None, repo: Path | None, json_output: bool, show_all: bool = False
+) -> int:
     """Check the git index; the exit code (1 for a conflict or a blocking invalid record)."""
     from reliora_git.config import load_config
     from reliora_git.errors import RelioraError
@@ -27,12 +29,16 @@ def run_check_staged(paths: list[str] | None, repo: Path | None, json_output: bo
             raise RelioraError("--staged checks the whole index; give no PATHS", code="usage")
         store = find_git_store(repo)
         config = load_config(store)
-        result = check_staged(store, duplicates=config.hook_duplicates)
+        result = check_staged(
+            store,
+            duplicates=config.hook_duplicates,
+            duplicate_overlap=config.duplicate_overlap,
+        )
         if json_output:
             print_json({**report_to_json(result.report), "staged": True})
         elif result.report.checked:
             # Nothing staged under .reliora/ (most commits): say nothing.
-            Printer().check(result.report)
+            Printer().check(result.report, show_all)
     blocked = result.conflicts or (result.has_invalid_records and config.block_on_invalid)
     return 1 if blocked else 0
 

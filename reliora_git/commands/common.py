@@ -13,7 +13,15 @@ from reliora_git.commands.reporting import fail, reporting
 from reliora_git.errors import RelioraError
 from reliora_git.output import print_json
 
-__all__ = ["JsonAwareGroup", "JsonFlag", "RepoOption", "fail", "reporting", "usage_error"]
+__all__ = [
+    "AllFlag",
+    "JsonAwareGroup",
+    "JsonFlag",
+    "RepoOption",
+    "fail",
+    "reporting",
+    "usage_error",
+]
 
 RepoOption = Annotated[
     Path | None,
@@ -24,6 +32,10 @@ RepoOption = Annotated[
     ),
 ]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of text.")]
+AllFlag = Annotated[
+    bool,
+    typer.Option("--all", help="Show related records in full, not only likely duplicates."),
+]
 
 
 class JsonAwareGroup(TyperGroup):

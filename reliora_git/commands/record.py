@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from reliora_git import api
-from reliora_git.commands.common import RepoOption, reporting
+from reliora_git.commands.common import AllFlag, RepoOption, reporting
 from reliora_git.errors import RelioraError
 from reliora_git.jsonio import record_from_json
 from reliora_git.model import Record
@@ -58,8 +58,14 @@ def record(
     edit: Annotated[bool, typer.Option("--edit", help="Write the record in $EDITOR.")] = False,
     stage: Annotated[bool, typer.Option("--stage", help="`git add` the new file.")] = False,
     repo: RepoOption = None,
+    show_all: AllFlag = False,
 ) -> None:
     """Save a new experience and warn about similar ones already in the store.
+
+    A likely duplicate (an existing record that holds most of this one's title,
+    tags and first problems, rare words weighing most) is shown in full with the
+    words they share; records that are only related are named on one line
+    (--all shows them in full). Warnings never stop the save.
 
     \b
     Examples:
@@ -118,7 +124,7 @@ def record(
             return
         printer = Printer()
         printer.line(f"saved {saved.record.id} as {saved.record.locator}")
-        printer.similar(saved.warnings)
+        printer.similar(saved.warnings, show_all)
 
 
 def _from_json(source: str) -> Record:

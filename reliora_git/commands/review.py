@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from reliora_git.commands.common import RepoOption, reporting
+from reliora_git.commands.common import AllFlag, RepoOption, reporting
 
 
 def review(
@@ -25,13 +25,16 @@ def review(
         typer.Option("--format", "-f", help="markdown (a pull-request comment), json or text."),
     ] = "markdown",
     repo: RepoOption = None,
+    show_all: AllFlag = False,
 ) -> None:
     """List records added, modified, renamed and removed between two refs.
 
     Each comes with its title, id, file, the fields that changed, validation
     problems, similar experiences (in the base store and among the changed
     records) and the feedback events added. The Markdown escapes record text
-    and stays under 60 KB, ready to post as a pull-request comment.
+    and stays under 60 KB, ready to post as a pull-request comment. Likely
+    duplicates are shown in full; related records on one line (--all: in full);
+    a modified or renamed record is warned about likely duplicates only.
 
     \b
     Examples:
@@ -52,7 +55,10 @@ def review(
         if as_json:
             print_json(to_json(result))
         else:
-            text = to_markdown(result) if output_format == "markdown" else to_text(result)
+            if output_format == "markdown":
+                text = to_markdown(result, show_all=show_all)
+            else:
+                text = to_text(result, show_all)
             typer.echo(text, nl=False)
 
 
