@@ -213,7 +213,7 @@ def test_review_names_related_records_in_one_line_and_in_full_with_all(
     assert "related to pool timeout" in full
     assert "overlap 0\\.53; shares pool, timeout" in full  # Markdown escapes the dot
     data = json.loads(cli("review", "--base", "main", "--format", "json").stdout)
-    warnings = [w for change in data["changes"] for w in change["warnings"]]
+    warnings = [w for change in data["records"] for w in change["warnings"]]
     assert [(w["id"], w["verdict"], w["sharedTokens"]) for w in warnings] == [
         ("both", "related", ["pool", "timeout"]),
         ("rare", "related", ["pgbouncer", "pool"]),
