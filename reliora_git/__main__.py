@@ -23,15 +23,23 @@ def main() -> None:
 
         print(f"reliora {__version__}")
         return
-    # The same for the plain forms of `search`, run before every task by agents; anything
-    # else (help, errors Typer reports) falls through to Typer (see commands/searching.py).
-    if sys.argv[1:2] == ["search"] and os.environ.get("RELIORA_FAST_CLI", "1") != "0":
+    # The same for the plain forms of `search`, run before every task by agents, and of
+    # `show`, `list` and `feedback`; anything else (help, errors Typer reports) falls
+    # through to Typer (see commands/searching.py and commands/plain.py).
+    fast = os.environ.get("RELIORA_FAST_CLI", "1") != "0"
+    if sys.argv[1:2] == ["search"] and fast:
         from reliora_git.commands.searching import fast_main
 
         code = fast_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
-    if sys.argv[1:] in _HOOK_ARGV and os.environ.get("RELIORA_FAST_CLI", "1") != "0":
+    if sys.argv[1:2] in (["show"], ["list"], ["feedback"]) and fast:
+        from reliora_git.commands.plain import fast_main as plain_main
+
+        code = plain_main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
+    if sys.argv[1:] in _HOOK_ARGV and fast:
         from reliora_git.commands.check_staged import run_check_staged
 
         sys.exit(run_check_staged(None, None, json_output="--json" in sys.argv))

@@ -7,13 +7,11 @@ from typing import Annotated
 
 import typer
 
-from reliora_git import api
 from reliora_git.commands.common import JsonFlag, RepoOption, reporting
+from reliora_git.commands.plain import run_feedback, run_list, run_show
 from reliora_git.commands.searching import run_search
-from reliora_git.jsonio import event_to_json, show_document
 from reliora_git.model import OUTCOMES
 from reliora_git.output import Printer, print_json
-from reliora_git.store import find_store
 
 
 def init(
@@ -111,13 +109,7 @@ def show(
     Example:
       reliora show flaky-pytest
     """
-    with reporting(json_output):
-        shown = api.show(find_store(repo), record_id)
-        if json_output:
-            events = [event_to_json(e) for e in shown.events]
-            print_json(show_document(shown.record, shown.feedback, events))
-        else:
-            Printer().record(shown.record, shown.feedback)
+    run_show(record_id, repo=repo, json_output=json_output)
 
 
 def list_(
@@ -133,14 +125,7 @@ def list_(
     Example:
       reliora list --tag pytest
     """
-    with reporting(json_output):
-        listing = api.list_records(find_store(repo), tag)
-        printer = Printer()
-        printer.skipped(listing.skipped)
-        if json_output:
-            print_json(listing.records)
-        else:
-            printer.listing(listing.records)
+    run_list(tag=tag, repo=repo, json_output=json_output)
 
 
 def feedback(
@@ -156,19 +141,7 @@ def feedback(
     Example:
       reliora feedback flaky-pytest success --note "fixed the CI timeouts"
     """
-    with reporting(json_output):
-        event = api.feedback(find_store(repo), record_id, outcome, note)
-        if json_output:
-            print_json(
-                {
-                    "record": event.record,
-                    "outcome": event.outcome,
-                    "at": event.at,
-                    "locator": event.locator,
-                }
-            )
-        else:
-            Printer().line(f"feedback {event.outcome} on {event.record} saved as {event.locator}")
+    run_feedback(record_id, outcome, note=note, repo=repo, json_output=json_output)
 
 
 def register(app: typer.Typer) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reliora_git.commands.plain import parse_plain_argv
 from reliora_git.commands.reporting import reporting
 
 LEVEL_NAMES = ("strong", "moderate", "weak")
@@ -86,31 +87,10 @@ def parse_search_argv(args: list[str]) -> dict[str, Any] | None:
     None means "let Typer parse this": it is returned for every argv that is not
     one of the plain forms, so an error or a help text is always Typer's own.
     """
-    values: dict[str, Any] = {}
-    positional: list[str] = []
-    pending = iter(args)
-    for arg in pending:
-        if not arg.startswith("-") or arg == "-":
-            positional.append(arg)
-            continue
-        name, equals, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        spec = SEARCH_OPTIONS.get(name)
-        if spec is None:
-            return None  # --help, --, -n5, an unknown option…
-        param, takes_value = spec
-        if param in values:
-            return None  # repeated: Typer decides which one wins
-        if not takes_value:
-            if equals:
-                return None
-            values[param] = True
-            continue
-        value = inline if equals else next(pending, None)
-        if value is None or (not equals and value.startswith("-")) or value == "":
-            return None
-        values[param] = value
-    if len(positional) != 1:
+    parsed = parse_plain_argv(args, SEARCH_OPTIONS, 1)
+    if parsed is None:
         return None
+    (query,), values = parsed
     if "limit" in values:
         # Typer accepts more spellings of an int ("+5", " 5", "5_0"); those go its way.
         if not (values["limit"].isascii() and values["limit"].isdigit()):
@@ -118,9 +98,7 @@ def parse_search_argv(args: list[str]) -> dict[str, Any] | None:
         values["limit"] = int(values["limit"])
         if values["limit"] < 1:
             return None
-    if "repo" in values:
-        values["repo"] = Path(values["repo"])
-    return {"query": positional[0], **values}
+    return {"query": query, **values}
 
 
 def fast_main(argv: list[str]) -> int | None:
