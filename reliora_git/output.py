@@ -208,3 +208,13 @@ def _sections(record: Record) -> list[tuple[str, str | list[str]]]:
 def print_json(document: Any, stream: IO[str] | None = None) -> None:
     """Exactly one JSON document and a newline."""
     print(json.dumps(document, ensure_ascii=False, indent=2), file=stream or sys.stdout)
+
+
+def print_json_array(items: list[Any], stream: IO[str] | None = None) -> None:
+    """One JSON array, one item per line: for documents of thousands of records.
+
+    ``indent`` makes the json module use its pure-Python encoder, which took 0.5 s
+    of a 10,000-record ``list --json``; items without it are encoded in C.
+    """
+    lines = ",\n".join(json.dumps(item, ensure_ascii=False) for item in items)
+    print(f"[\n{lines}\n]" if items else "[]", file=stream or sys.stdout)

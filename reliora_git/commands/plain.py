@@ -42,7 +42,7 @@ def run_list(
     *, tag: str | None = None, repo: Path | None = None, json_output: bool = False
 ) -> None:
     from reliora_git import api
-    from reliora_git.output import Printer, print_json
+    from reliora_git.output import Printer, print_json_array
     from reliora_git.store import find_store
 
     with reporting(json_output):
@@ -50,7 +50,7 @@ def run_list(
         printer = Printer()
         printer.skipped(listing.skipped)
         if json_output:
-            print_json(listing.records)
+            print_json_array(listing.records)
         else:
             printer.listing(listing.records)
 
