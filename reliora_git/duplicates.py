@@ -19,6 +19,7 @@ from reliora_git.errors import RelioraError
 from reliora_git.model import FeedbackSummary, Record
 from reliora_git.rank import (
     FIELDS,
+    NO_FEEDBACK,
     Hit,
     IndexedRecord,
     Query,
@@ -140,6 +141,10 @@ class Pool(Protocol):
         """df of §6.1: how many of those hold a token that ``token`` matches (§4 rule)."""
         ...
 
+    def score_of(self, record_id: str, query: Query) -> Hit | None:
+        """The hit of the record ``record_id`` for ``query`` (None: no token matches)."""
+        ...
+
 
 @dataclass(frozen=True)
 class DocsPool:
@@ -163,6 +168,12 @@ class DocsPool:
     def document_frequency(self, token: str, exclude_id: str) -> int:
         found = QueryToken.of(token)
         return sum(doc.id != exclude_id and found.found_in(doc.text) for doc in self.docs)
+
+    def score_of(self, record_id: str, query: Query) -> Hit | None:
+        doc = next((d for d in self.docs if d.id == record_id), None)
+        if doc is None:
+            return None
+        return score_record(doc, query, self.feedback.get(record_id, NO_FEEDBACK))
 
 
 def duplicate_query(record: Record) -> Query | None:
@@ -225,7 +236,7 @@ def find_similar(
         if doc.id in found:
             found[doc.id] = ("strong", *found[doc.id][1:])
         else:
-            twin = None if query is None else score_record(doc, query)
+            twin = None if query is None else pool.score_of(doc.id, query)
             matched = () if twin is None else twin.matched_tokens
             # Scored as the lexical search would: below moderate, a twin's score is 0.
             score = twin.score if twin is not None and twin.level != "weak" else 0.0

@@ -40,7 +40,7 @@ from reliora_git.inverted import DEAD_SHARE, InvertedIndex, PostingsBuilder, pie
 from reliora_git.model import FeedbackSummary
 from reliora_git.parallel import BATCH, mapper
 from reliora_git.progress import progress, wanted
-from reliora_git.rank import ContextFilter, Hit, IndexedRecord, Query, QueryToken
+from reliora_git.rank import NO_FEEDBACK, ContextFilter, Hit, IndexedRecord, Query, score_masks
 from reliora_git.segments import Location, Segments
 from reliora_git.store import FileEntry, ScannedFile, Store, check_id, read_text, scan_markdown
 from reliora_git.values import (
@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from reliora_git.gitfiles import GitFiles
 
 _new_tuple = tuple.__new__
+#: Tokens whose postings a StoreIndex keeps decoded (see StoreIndex._masks_of).
+_MASKS_KEPT = 4096
 #: (severity, message, line) of what ``check`` reports for a file by itself.
 ProblemTuple = tuple[str, str, "int | None"]
 #: What ``check`` needs of a file with problems: (claimed id or None, usable, problems).
@@ -156,7 +158,7 @@ class StoreIndex:
     #: Where the files come from when not from the working tree.
     source: GitFiles | None = None
     _by_fingerprint: dict[str, list[int]] | None = None
-    _frequencies: dict[str, int] = field(default_factory=dict)
+    _masks: dict[str, dict[int, int]] = field(default_factory=dict)
     #: Segment values read so far.
     _blobs_read: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
@@ -290,14 +292,33 @@ class StoreIndex:
         return len(self._slot_by_id) - (exclude_id in self._slot_by_id)
 
     def document_frequency(self, token: str, exclude_id: str) -> int:
-        # Cached per token: `check` asks for the same common tokens for many records.
-        count = self._frequencies.get(token)
-        if count is None:
-            count = self._frequencies[token] = self.inverted.document_frequency(token)
-        slot = self._slot_by_id.get(exclude_id)
-        if slot is not None and QueryToken.of(token).found_in(self.text_of(slot)):
-            count -= 1
-        return count
+        holders = self._masks_of(token)
+        return len(holders) - (self._slot_by_id.get(exclude_id, -1) in holders)
+
+    def score_of(self, record_id: str, query: Query) -> Hit | None:
+        """The hit of one record, from the postings (``check`` scores every exact twin)."""
+        slot = self._slot_by_id.get(record_id)
+        if slot is None:
+            return None
+        masks = [self._masks_of(token.text).get(slot, 0) for token in query.tokens]
+        if not any(masks):
+            return None
+        doc = self.full_doc(slot)
+        phrase = query.phrase is not None and query.phrase in doc.text
+        return score_masks(doc, query, masks, phrase, self.feedback.get(record_id, NO_FEEDBACK))
+
+    def _masks_of(self, token: str) -> dict[int, int]:
+        """Live slot → components holding a token that ``token`` matches, kept per token.
+
+        ``check`` asks for the same tokens for many records; the cap bounds what a
+        long-running server keeps.
+        """
+        found = self._masks.get(token)
+        if found is None:
+            if len(self._masks) >= _MASKS_KEPT:
+                self._masks.clear()
+            found = self._masks[token] = self.inverted.masks(token)
+        return found
 
     @functools.cached_property
     def _slot_by_id(self) -> dict[str, int]:
