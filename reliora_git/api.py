@@ -29,7 +29,16 @@ from reliora_git.index import StoreIndex, open_index
 from reliora_git.inverted import suggest_for
 from reliora_git.model import OUTCOMES, FeedbackEvent, FeedbackSummary, Problem, Record
 from reliora_git.rank import ContextFilter, Hit, Query
-from reliora_git.store import FileEntry, Store, check_id, new_id, read_text, write_new
+from reliora_git.store import (
+    MAX_RECORD_BYTES,
+    FileEntry,
+    Store,
+    check_id,
+    decode_utf8,
+    new_id,
+    read_text,
+    write_new,
+)
 from reliora_git.validate import validate
 from reliora_git.values import paused_gc
 
@@ -47,6 +56,8 @@ class SearchResult:
     skipped: list[RelioraError]
     #: Query tokens that match nothing in the store → up to three close terms that do.
     suggestions: dict[str, list[str]] = field(default_factory=dict)
+    #: Store folders that are symbolic links, not read (also at the head of ``skipped``).
+    warnings: list[RelioraError] = field(default_factory=list)
 
 
 def search(
@@ -70,7 +81,7 @@ def search(
             query, context=context, include_retired=include_retired, min_level=min_level
         )
     suggestions = suggest_for(index.inverted, query.token_texts)
-    return SearchResult(query, context, hits, index.skipped, suggestions)
+    return SearchResult(query, context, hits, index.skipped, suggestions, index.folder_errors)
 
 
 # --- show / list -----------------------------------------------------------------------------
@@ -82,6 +93,8 @@ class Shown:
     feedback: FeedbackSummary
     #: Its feedback events, in path order.
     events: list[FeedbackEvent]
+    #: Store folders that are symbolic links, not read.
+    warnings: list[RelioraError] = field(default_factory=list)
 
 
 def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Shown:
@@ -91,7 +104,13 @@ def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Sh
 
     check_id(id_or_prefix)  # before the store is read at all
     index = index or open_index(store)
-    doc = index.inverted.docs[index.resolve(id_or_prefix)]
+    try:
+        slot = index.resolve(id_or_prefix)
+    except RelioraError as exc:
+        if index.folder_errors:  # the likely reason: say it
+            raise RelioraError(f"{exc.message}; {index.folder_errors[0]}", code=exc.code) from None
+        raise
+    doc = index.inverted.docs[slot]
     assert doc is not None
     entry = read_entry(doc.locator, _read_file(store, doc.locator))
     if not entry.usable or entry.record is None:
@@ -102,7 +121,8 @@ def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Sh
             events.append(parse_event(_read_file(store, locator), locator))
         except RecordError:
             continue  # changed since the walk: it counts for nothing, as in search
-    return Shown(entry.record, index.feedback.get(doc.id) or FeedbackSummary(), events)
+    summary = index.feedback.get(doc.id) or FeedbackSummary()
+    return Shown(entry.record, summary, events, index.folder_errors)
 
 
 def _read_file(store: Store, locator: str) -> str:
@@ -189,28 +209,55 @@ def record(
             path = store.experiences / f"{new.id}.md"
             new.locator = store.locator(path)
             text = render_record(new)
+            _check_reads_back(text, new.locator)
     if stage:
         git.stage(store.root, [path])
     return Saved(new, warnings)
 
 
 def _check_reads_back(text: str, locator: str) -> None:
-    """Refuse to save text the store would then skip (e.g. a solution line `<<<<<<< x`)."""
-    from reliora_git.parse import parse_record
+    """Refuse to save what the store would then skip or call invalid.
 
-    try:
-        parsed = parse_record(text, locator)
-    except RecordError as exc:
+    The exact bytes about to be written go through the reader ``check`` and
+    ``search`` use (size limit, strict UTF-8, parsing, validation): a record that
+    saves but never reads back is a lesson the user believes stored and nobody
+    will find (e.g. a 2 MB log pasted as the solution, a line ``<<<<<<< x``).
+    """
+    from reliora_git.catalog import read_entry
+    from reliora_git.values import entry_problems
+
+    data = _within_limit(text, "experience")
+    entry = read_entry(locator, decode_utf8(data, locator))
+    errors = [message for severity, message, _ in entry_problems(entry) if severity == "error"]
+    if errors or not entry.usable:
+        reason = errors[0] if errors else entry.first_error().message
         raise RelioraError(
-            f"the experience would not read back as a record: {exc.message}",
-            code="invalid_record",
-        ) from None
-    errors = [p for p in parsed.problems + validate(parsed.record) if p.severity == "error"]
-    if errors:
-        raise RelioraError(
-            f"the experience would not read back as a record: {errors[0].message}",
-            code="invalid_record",
+            f"the experience would not read back as a record: {reason}", code="invalid_record"
         )
+
+
+def _check_event_reads_back(text: str, locator: str) -> None:
+    """The same for a feedback event: its note must not make it unreadable."""
+    from reliora_git.values import event_value
+
+    data = _within_limit(text, "feedback event")
+    value = event_value(locator, decode_utf8(data, locator))
+    if value[0] != "ok":
+        raise RelioraError(
+            f"the feedback event would not read back: {value[1]}", code="invalid_feedback"
+        )
+
+
+def _within_limit(text: str, what: str) -> bytes:
+    data = text.encode("utf-8")
+    if len(data) > MAX_RECORD_BYTES:
+        raise RelioraError(
+            f"the {what} would be {len(data) / 1024:.0f} KiB, over the "
+            f"{MAX_RECORD_BYTES // 1024} KiB a store file may have, so it would not read "
+            "back; nothing was saved (keep long logs in a file and name it)",
+            code="too_large",
+        )
+    return data
 
 
 def validate_new(new: Record) -> None:
@@ -254,8 +301,10 @@ def feedback(
             note=note,
             locator=store.locator(path),
         )
+        text = render_event(event)
+        _check_event_reads_back(text, event.locator)
         try:
-            write_new(path, render_event(event), store)
+            write_new(path, text, store)
         except RelioraError as exc:
             # Another writer took the same second and random suffix: pick a new name.
             if exc.code != "exists" or attempt == _NAME_ATTEMPTS - 1:
@@ -318,7 +367,13 @@ def check(
             )
     view = StoreView(index, index_owners(index), load_config(store).duplicate_overlap)
     modified = committed(store, sorted(named)) if named else set()
-    return judge(view, judged_of_index(index), named, modified)
+    report = judge(view, judged_of_index(index), named, modified)
+    linked = [
+        FileReport(error.path or "", None, [Problem("error", error.message)])
+        for error in index.folder_errors
+    ]
+    report.files = linked + report.files
+    return report
 
 
 def committed(store: Store, locators: list[str]) -> set[str]:

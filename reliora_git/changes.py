@@ -84,6 +84,12 @@ class Review:
     other_titles: dict[str, str | None]
     #: Added feedback files that cannot be read.
     feedback_errors: list[RecordError]
+    #: Store folders that head keeps as symbolic links (never read): errors.
+    folder_errors: list[RelioraError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.folder_errors and not any(change.invalid for change in self.changes)
 
     def count(self, kind: str) -> int:
         return sum(change.kind == kind for change in self.changes)
@@ -125,6 +131,7 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
         view = trees.view(store)
         changes = _record_changes(trees.record_changes, trees.head, trees.before, view)
         titles = {doc.id: doc.title for doc in trees.index.docs()}
+        folder_errors = trees.index.folder_errors
     events = sorted(
         (
             event
@@ -143,7 +150,13 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
             other.setdefault(event.record, []).append(event)
     errors = [e for e in trees.head.feedback_errors if e.path in trees.added_feedback]
     return Review(
-        base_side, head_side, changes, other, {rid: titles.get(rid) for rid in other}, errors
+        base_side,
+        head_side,
+        changes,
+        other,
+        {rid: titles.get(rid) for rid in other},
+        errors,
+        folder_errors,
     )
 
 
@@ -177,7 +190,8 @@ class _Trees:
 def _read_trees(store: Store, base: str, head: str) -> _Trees:
     """Both sides from git objects: one diff, one ls-tree and one cat-file batch."""
     prefix = git.show_prefix(store.root)
-    specs = [EXPERIENCES, FEEDBACK]
+    # Without the trailing slash, the pathspecs also match a folder kept as a link.
+    specs = [EXPERIENCES.rstrip("/"), FEEDBACK.rstrip("/")]
     diff = [_relative(change, prefix) for change in git.tree_changes(store.root, base, head, specs)]
     head_files = [
         (entry.path[len(prefix) :], entry) for entry in git.ls_tree(store.root, head, specs)

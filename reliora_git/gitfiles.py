@@ -12,15 +12,22 @@ cat-file --batch`` per round of files to parse.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reliora_git import git
-from reliora_git.errors import RecordError
-from reliora_git.store import MAX_RECORD_BYTES, STORE_DIR, ScannedFile, Store, decode_utf8
+from reliora_git.errors import RecordError, RelioraError
+from reliora_git.store import (
+    LINKED_FOLDER,
+    MAX_RECORD_BYTES,
+    STORE_DIR,
+    ScannedFile,
+    Store,
+    decode_utf8,
+)
 
 EXPERIENCES = f"{STORE_DIR}/experiences/"
 FEEDBACK = f"{STORE_DIR}/feedback/"
-_SYMLINK_MODE = "120000"
+LINK_MODE = _SYMLINK_MODE = "120000"
 _SUBMODULE_MODE = "160000"
 #: Modes of entries that are not regular files: their blobs are never read as records.
 NOT_FILES = (_SYMLINK_MODE, _SUBMODULE_MODE)
@@ -30,6 +37,8 @@ _NOT_A_FILE = {
     _SUBMODULE_MODE: "is a submodule, not a file",
 }
 _new_tuple = tuple.__new__
+#: The two folders as git names them (a pathspec without the slash also matches a link).
+_FOLDERS = (EXPERIENCES.rstrip("/"), FEEDBACK.rstrip("/"))
 
 
 def is_store_file(locator: str, folder: str) -> bool:
@@ -67,12 +76,20 @@ class GitFiles:
     events: list[ScannedFile]
     #: Hex digits of a blob id (40 for SHA-1, 64 for SHA-256), to name a file's blob again.
     id_width: int = 40
+    #: ``experiences`` or ``feedback`` kept as a symbolic link (store.linked_folders).
+    linked: list[RelioraError] = field(default_factory=list)
 
     @classmethod
     def of(cls, store: Store, entries: Sequence[tuple[str, str, str]]) -> GitFiles:
         """The store files among (locator, mode, blob) entries, locators from the store's root."""
         width = len(entries[0][2]) if entries else 40
-        return cls(store, _files_in(entries, EXPERIENCES), _files_in(entries, FEEDBACK), width)
+        linked = [
+            RelioraError(LINKED_FOLDER, path=loc, code="linked_folder")
+            for loc, mode, _ in entries
+            if loc in _FOLDERS and mode == _SYMLINK_MODE
+        ]
+        experiences, feedback = _files_in(entries, EXPERIENCES), _files_in(entries, FEEDBACK)
+        return cls(store, experiences, feedback, width, linked)
 
     @classmethod
     def staged(cls, store: Store, prefix: str) -> tuple[GitFiles, list[str]]:
@@ -85,7 +102,8 @@ class GitFiles:
         100,000 records.
         """
         # Pathspecs are relative to the store's root; --full-name prints paths from the top.
-        specs = [EXPERIENCES, FEEDBACK]
+        # Without the trailing slash they also match the folders themselves, when linked.
+        specs = list(_FOLDERS)
         out = git.run(["ls-files", "-s", "-z", "--full-name", "--", *specs], store.root)
         lines = out.decode("utf-8", "surrogateescape").split("\0")[:-1]
         if not lines:

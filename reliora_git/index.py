@@ -42,7 +42,15 @@ from reliora_git.parallel import BATCH, mapper
 from reliora_git.progress import progress, wanted
 from reliora_git.rank import NO_FEEDBACK, ContextFilter, Hit, IndexedRecord, Query, score_masks
 from reliora_git.segments import Location, Segments
-from reliora_git.store import FileEntry, ScannedFile, Store, check_id, read_text, scan_markdown
+from reliora_git.store import (
+    FileEntry,
+    ScannedFile,
+    Store,
+    check_id,
+    linked_folders,
+    read_text,
+    scan_markdown,
+)
 from reliora_git.values import (
     compute_values,
     error_value,
@@ -146,7 +154,7 @@ class StoreIndex:
     #: Feedback files (in path order) and their values: ("ok", record id, outcome) or an error.
     event_locators: list[str]
     event_values: list[Value]
-    #: One error per record file that search leaves out, in path order.
+    #: One error per record file that search leaves out, in path order (after folder_errors).
     skipped: list[RelioraError]
     #: Slot → where its segment value is (None: not cached; parsed from the file on use).
     blobs: list[Location | None]
@@ -157,6 +165,8 @@ class StoreIndex:
     fresh: dict[int, bytes] = field(default_factory=dict)
     #: Where the files come from when not from the working tree.
     source: GitFiles | None = None
+    #: Store folders that are symbolic links, never read (store.linked_folders).
+    folder_errors: list[RelioraError] = field(default_factory=list)
     _by_fingerprint: dict[str, list[int]] | None = None
     _masks: dict[str, dict[int, int]] = field(default_factory=dict)
     #: Segment values read so far.
@@ -462,6 +472,7 @@ class _Builder:
         self.inverted = inverted
         locators = [file.locator for file in files]
         visible, skipped = _visible(store, inverted, locators, values)
+        folder_errors = source.linked if source else linked_folders(store)
         return StoreIndex(
             store=store,
             inverted=visible,
@@ -472,12 +483,13 @@ class _Builder:
             feedback=feedback_from_values(event_values),
             event_locators=[file.locator for file in event_files],
             event_values=event_values,
-            skipped=skipped,
+            skipped=folder_errors + skipped,
             blobs=self.blobs,
             state=state,
             segments=self.segments,
             fresh=self.fresh,
             source=source,
+            folder_errors=folder_errors,
         )
 
     def _patch(self, files: list[ScannedFile]) -> tuple[list[Any], InvertedIndex]:

@@ -97,8 +97,12 @@ def search_document(
     hits: list[Hit],
     limit: int | None,
     suggestions: dict[str, list[str]] | None = None,
+    warnings: list[RelioraError] | None = None,
 ) -> dict[str, Any]:
-    """The ``search --json`` document; ``suggestions`` only when a query token matched nothing."""
+    """The ``search --json`` document; ``suggestions`` only when a query token matched nothing.
+
+    ``warnings`` (a store folder that is a symbolic link, not read) only when there are any.
+    """
     shown = hits if limit is None else hits[:limit]
     document: dict[str, Any] = {
         "query": query.text,
@@ -111,6 +115,8 @@ def search_document(
     }
     if suggestions:
         document["suggestions"] = suggestions
+    if warnings:
+        document["warnings"] = [error.to_json()["error"] for error in warnings]
     return document
 
 

@@ -211,7 +211,9 @@ def search_tool(
     )
     shown = limit or load_config(store).search_limit
     notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
-    document = search_document(result.query, result.context, result.hits, shown, result.suggestions)
+    document = search_document(
+        result.query, result.context, result.hits, shown, result.suggestions, result.warnings
+    )
     return Reply(document, notes)
 
 

@@ -43,6 +43,42 @@ def use_colour(stream: IO[str]) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
+class OutputError(Exception):
+    """The result could not be written to stdout (a full disk, an I/O error).
+
+    Kept apart from the store's own OSErrors: the error cannot be reported on
+    the stream that just failed, and a command that already wrote to the store
+    must say so (commands/reporting.py).
+    """
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.error = error
+
+
+def emit(text: str, stream: IO[str] | None = None) -> None:
+    """Write one line to ``stream`` (stdout); a failure is an :class:`OutputError`."""
+    out = stream or sys.stdout
+    try:
+        out.write(text + "\n")
+    except BrokenPipeError:
+        raise  # `| head`: reporting() ends quietly
+    except OSError as exc:
+        if out is sys.stdout:
+            raise OutputError(exc) from None
+        raise
+
+
+def flush_stdout() -> None:
+    """Flush stdout now, so that a failure is reported here rather than at interpreter exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc) from None
+
+
 class Printer:
     """Writes human output to stdout, warnings and errors to stderr."""
 
@@ -58,7 +94,7 @@ class Printer:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
     def line(self, text: str = "") -> None:
-        print(text, file=self.out)
+        emit(text, self.out)
 
     def warn(self, message: str) -> None:
         # One line whatever the message holds: a file name may contain a newline.
@@ -207,7 +243,7 @@ def _sections(record: Record) -> list[tuple[str, str | list[str]]]:
 
 def print_json(document: Any, stream: IO[str] | None = None) -> None:
     """Exactly one JSON document and a newline."""
-    print(json.dumps(document, ensure_ascii=False, indent=2), file=stream or sys.stdout)
+    emit(json.dumps(document, ensure_ascii=False, indent=2), stream)
 
 
 def print_json_array(items: list[Any], stream: IO[str] | None = None) -> None:
@@ -217,4 +253,4 @@ def print_json_array(items: list[Any], stream: IO[str] | None = None) -> None:
     of a 10,000-record ``list --json``; items without it are encoded in C.
     """
     lines = ",\n".join(json.dumps(item, ensure_ascii=False) for item in items)
-    print(f"[\n{lines}\n]" if items else "[]", file=stream or sys.stdout)
+    emit(f"[\n{lines}\n]" if items else "[]", stream)

@@ -70,6 +70,8 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: b
         f"Base {md(review.base.ref)} ({review.base.commit[:12]}) → head {md(review.head.ref)} "
         f"({review.head.commit[:12]}): {_summary(review)}.",
     ]
+    for error in review.folder_errors:
+        head.append(f"\n**{md(error.path or '')} {md(error.message)}**.")
     invalid = sum(change.invalid for change in review.changes)
     if invalid:
         head.append(f"\n**{invalid} record(s) are invalid**: run `reliora check` on them.")
@@ -157,7 +159,8 @@ def to_json(review: Review) -> dict[str, Any]:
     return {
         "base": {"ref": review.base.ref, "commit": review.base.commit},
         "head": {"ref": review.head.ref, "commit": review.head.commit},
-        "ok": not any(change.invalid for change in review.changes),
+        "ok": review.ok,
+        "storeErrors": [error.to_json()["error"] for error in review.folder_errors],
         "summary": {kind: review.count(kind) for kind in KIND_ORDER}
         | {"feedbackEvents": review.feedback_events},
         "records": [
@@ -194,6 +197,7 @@ def to_text(review: Review, show_all: bool = False) -> str:
         f"{plain(review.base.ref)} ({review.base.commit[:12]}) -> "
         f"{plain(review.head.ref)} ({review.head.commit[:12]}): {_summary(review)}"
     ]
+    lines.extend(f"error: {plain(str(error))}" for error in review.folder_errors)
     for change in review.changes:
         lines.append("")
         where = (

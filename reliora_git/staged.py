@@ -9,7 +9,7 @@ Nothing here writes to the index or the working tree.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reliora_git import git
@@ -17,7 +17,7 @@ from reliora_git.api import CheckReport, FileReport, StoreView, check_entries, i
 from reliora_git.catalog import Entry, read_entry
 from reliora_git.duplicates import DEFAULT_DUPLICATE_OVERLAP, DocsPool
 from reliora_git.errors import RecordError, RelioraError
-from reliora_git.gitfiles import EXPERIENCES, FEEDBACK, GitFiles, is_store_file
+from reliora_git.gitfiles import EXPERIENCES, FEEDBACK, LINK_MODE, GitFiles, is_store_file
 from reliora_git.index import StoreIndex, open_index
 from reliora_git.model import Problem
 from reliora_git.store import Store, find_store
@@ -76,8 +76,13 @@ def read_staged_store(store: Store) -> StagedStore:
         )
     # git prints paths from the top of the work tree; locators start at the store's root.
     prefix = git.show_prefix(store.root)
-    specs = [EXPERIENCES, FEEDBACK]
+    # Without the trailing slash, the pathspecs also match a folder swapped for a link.
+    specs = [EXPERIENCES.rstrip("/"), FEEDBACK.rstrip("/")]
     changes = git.staged_changes(store.root, specs)
+    linked = any(
+        c.path[len(prefix) :] in specs and c.new_mode == LINK_MODE and c.status != "D"
+        for c in changes
+    )
     checked = [
         change
         for change in changes
@@ -86,7 +91,7 @@ def read_staged_store(store: Store) -> StagedStore:
     ]
     changed = {change.path[len(prefix) :] for change in checked}
     modified = {c.path[len(prefix) :] for c in checked if c.status in MODIFIED_STATUSES}
-    if not changed and not any(change.status == "U" for change in changes):
+    if not changed and not linked and not any(change.status == "U" for change in changes):
         # Most commits touch no record: skip reading the store from the index.
         return StagedStore(None, [], [], set())
     files, conflicts = GitFiles.staged(store, prefix)
@@ -105,6 +110,8 @@ def read_staged_store(store: Store) -> StagedStore:
 class StagedCheck:
     report: CheckReport
     conflicts: list[str]
+    #: Store folders staged as symbolic links: like conflicts, they always stop the commit.
+    linked: list[str] = field(default_factory=list)
 
     @property
     def has_invalid_records(self) -> bool:
@@ -139,6 +146,8 @@ def check_staged(
         )
         for locator in staged.conflicts
     ]
-    report.files = conflicted + report.files
+    folders = [] if staged.index is None else staged.index.folder_errors
+    linked = [FileReport(e.path or "", None, [Problem("error", e.message)]) for e in folders]
+    report.files = linked + conflicted + report.files
     report.checked += len(conflicted)
-    return StagedCheck(report, staged.conflicts)
+    return StagedCheck(report, staged.conflicts, [f.locator for f in linked])

@@ -6,6 +6,7 @@ touches the file system, and nothing is written outside ``.reliora/``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -115,6 +116,24 @@ def walk_markdown(store: Store, folder: Path) -> Iterator[FileEntry]:
     """Every ``*.md`` entry below ``folder`` in sorted order, symlinks not followed."""
     for scanned in scan_markdown(store, folder):
         yield scanned.entry(store)
+
+
+#: Why a store folder that is a symbolic link is not read (SPEC.md §10: links are not followed).
+LINKED_FOLDER = "is a symbolic link (not followed): the records behind it are not read"
+
+
+def linked_folders(store: Store) -> list[RelioraError]:
+    """``experiences/`` or ``feedback/`` replaced by a symbolic link: an error to report.
+
+    The walk never follows such a link (nothing outside the store is read), but a
+    store whose folder was swapped for one must not look like an empty, valid store:
+    a pull request doing it would pass the hook while every record disappears.
+    """
+    return [
+        RelioraError(LINKED_FOLDER, path=store.locator(folder), code="linked_folder")
+        for folder in (store.experiences, store.feedback)
+        if folder.is_symlink()
+    ]
 
 
 def scan_markdown(store: Store, folder: Path) -> list[ScannedFile]:
@@ -245,8 +264,15 @@ def write_new(path: Path, text: str, store: Store) -> None:
         raise RelioraError(
             "already exists; not overwritten", path=store.locator(path), code="exists"
         ) from None
+    except OSError as exc:
+        # Name what the user can act on (the record's folder), not the hidden temporary file.
+        reason = exc.strerror or str(exc)
+        raise RelioraError(
+            f"cannot write {path.name} here: {reason}", path=store.locator(parent), code="os_error"
+        ) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     _fsync_dir(parent)
 
 

@@ -36,10 +36,14 @@ def run_check_staged(
         )
         if json_output:
             print_json({**report_to_json(result.report), "staged": True})
-        elif result.report.checked:
+        elif result.report.checked or result.report.files:
             # Nothing staged under .reliora/ (most commits): say nothing.
             Printer().check(result.report, show_all)
-    blocked = result.conflicts or (result.has_invalid_records and config.block_on_invalid)
+    blocked = (
+        result.conflicts
+        or result.linked
+        or (result.has_invalid_records and config.block_on_invalid)
+    )
     return 1 if blocked else 0
 
 

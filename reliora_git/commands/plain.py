@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reliora_git.commands.reporting import reporting
+from reliora_git.commands.reporting import reporting, wrote
 
 #: Each spelling of an option → (parameter of the run function, takes a value).
 Options = dict[str, tuple[str, bool]]
@@ -31,11 +31,16 @@ def run_show(record_id: str, *, repo: Path | None = None, json_output: bool = Fa
 
     with reporting(json_output):
         shown = api.show(find_store(repo), record_id)
+        printer = Printer()
+        printer.skipped(shown.warnings)
         if json_output:
             events = [event_to_json(e) for e in shown.events]
-            print_json(show_document(shown.record, shown.feedback, events))
+            document = show_document(shown.record, shown.feedback, events)
+            if shown.warnings:
+                document["warnings"] = [error.to_json()["error"] for error in shown.warnings]
+            print_json(document)
         else:
-            Printer().record(shown.record, shown.feedback)
+            printer.record(shown.record, shown.feedback)
 
 
 def run_list(
@@ -69,6 +74,7 @@ def run_feedback(
 
     with reporting(json_output):
         event = api.feedback(find_store(repo), record_id, outcome, note)
+        wrote(f"feedback {event.outcome} on {event.record} saved as {event.locator}")
         if json_output:
             print_json(
                 {

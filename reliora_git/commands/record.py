@@ -14,6 +14,7 @@ import typer
 
 from reliora_git import api
 from reliora_git.commands.common import AllFlag, RepoOption, reporting
+from reliora_git.commands.reporting import wrote
 from reliora_git.errors import RelioraError
 from reliora_git.jsonio import record_from_json
 from reliora_git.model import Record
@@ -111,6 +112,7 @@ def record(
                 )
             new = flags
         saved = api.record(store, new, stage=stage)
+        wrote(f"saved {saved.record.id} as {saved.record.locator}")
         if draft is not None:
             draft.unlink()
         if as_json:

@@ -43,7 +43,7 @@ def review(
     """
     from reliora_git.changes import build_review
     from reliora_git.errors import RelioraError
-    from reliora_git.output import print_json
+    from reliora_git.output import emit, print_json
     from reliora_git.review import FORMATS, to_json, to_markdown, to_text
     from reliora_git.staged import find_git_store
 
@@ -59,7 +59,9 @@ def review(
                 text = to_markdown(result, show_all=show_all)
             else:
                 text = to_text(result, show_all)
-            typer.echo(text, nl=False)
+            emit(text.removesuffix("\n"))
+    if result.folder_errors:
+        raise typer.Exit(1)  # a store folder kept as a link: every record would vanish
 
 
 def register(app: typer.Typer) -> None:

@@ -74,7 +74,12 @@ def run_search(
         if json_output:
             print_json(
                 search_document(
-                    result.query, result.context, result.hits, shown, result.suggestions
+                    result.query,
+                    result.context,
+                    result.hits,
+                    shown,
+                    result.suggestions,
+                    result.warnings,
                 )
             )
         else:
