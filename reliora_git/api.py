@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliora_git.catalog import Catalog, Entry
 from reliora_git.config import load_config
@@ -41,6 +41,9 @@ from reliora_git.store import (
 )
 from reliora_git.validate import validate
 from reliora_git.values import paused_gc
+
+if TYPE_CHECKING:
+    from reliora_git.credentials import Finding
 
 #: Fresh random names tried when a concurrent writer took the same one (chance ~1e-7 each).
 _NAME_ATTEMPTS = 5
@@ -180,14 +183,24 @@ def prepare(store: Store, new: Record) -> Record:
 
 
 def record(
-    store: Store, new: Record, *, stage: bool = False, index: StoreIndex | None = None
+    store: Store,
+    new: Record,
+    *,
+    stage: bool = False,
+    index: StoreIndex | None = None,
+    allow_secrets: Iterable[str] = (),
 ) -> Saved:
-    """Save ``new`` (see :func:`prepare`) and return the existing records it resembles."""
+    """Save ``new`` (see :func:`prepare`) and return the existing records it resembles.
+
+    A record holding a secret is refused (:class:`~reliora_git.credentials.SecretFound`)
+    unless its kind is in ``allow_secrets`` (``record --allow-secret KIND``).
+    """
     from reliora_git import git
     from reliora_git.parse import render_record
 
     generated_id = not new.id
     prepare(store, new)
+    refuse_secrets(store, new, allow_secrets)
     index = index or open_index(store)
     if index.has_id(new.id):
         raise RelioraError(f"an experience with id {new.id!r} already exists", code="exists")
@@ -213,6 +226,17 @@ def record(
     if stage:
         git.stage(store.root, [path])
     return Saved(new, warnings)
+
+
+def refuse_secrets(store: Store, new: Record, allowed: Iterable[str] = ()) -> None:
+    """Raise SecretFound when a field of ``new`` holds a credential (docs/security.md)."""
+    from reliora_git.credentials import SecretFound, record_fields, scan_fields
+    from reliora_git.jsonio import record_to_json
+
+    entropy = load_config(store).secrets_entropy
+    findings = scan_fields(record_fields(record_to_json(new)), entropy=entropy, allowed=allowed)
+    if findings:
+        raise SecretFound(findings)
 
 
 def _check_reads_back(text: str, locator: str) -> None:
@@ -284,6 +308,13 @@ def feedback(
             f"outcome {outcome!r} must be one of {', '.join(OUTCOMES)}", code="invalid_outcome"
         )
     check_id(id_or_prefix)  # before the store is read at all
+    if note:
+        from reliora_git.credentials import SecretFound, scan_fields
+
+        entropy = load_config(store).secrets_entropy
+        findings = scan_fields([("note", note)], entropy=entropy)
+        if findings:
+            raise SecretFound(findings, "the feedback note")
     index = index or open_index(store)
     target = index.inverted.docs[index.resolve(id_or_prefix)]
     assert target is not None
@@ -365,15 +396,40 @@ def check(
                 f"not a record file under {store.experiences.name}/: {sorted(missing)[0]}",
                 code="not_found",
             )
-    view = StoreView(index, index_owners(index), load_config(store).duplicate_overlap)
+    config = load_config(store)
+    view = StoreView(index, index_owners(index), config.duplicate_overlap)
     modified = committed(store, sorted(named)) if named else set()
     report = judge(view, judged_of_index(index), named, modified)
+    _report_secrets(index, report, config.secrets_entropy)
     linked = [
         FileReport(error.path or "", None, [Problem("error", error.message)])
         for error in index.folder_errors
     ]
     report.files = linked + report.files
     return report
+
+
+def _report_secrets(index: StoreIndex, report: CheckReport, entropy: bool) -> None:
+    """Add an error for each secret in a record; scans are kept in the index (see secrets_of)."""
+    by_locator = {file.locator: file for file in report.files}
+    for locator, value in zip(index.locators, index.values, strict=True):
+        if not isinstance(value, int):
+            continue
+        findings = index.secrets_of(value, entropy)
+        if not findings:
+            continue
+        file = by_locator.get(locator)
+        if file is None:
+            doc = index.all_docs[value]
+            file = by_locator[locator] = FileReport(locator, doc.id if doc else None, [])
+        file.problems.extend(secret_problem(finding) for finding in findings)
+    index.save()
+    order = {locator: n for n, locator in enumerate(index.locators)}
+    report.files = sorted(by_locator.values(), key=lambda f: order.get(f.locator, -1))
+
+
+def secret_problem(finding: Finding) -> Problem:
+    return Problem("error", f"holds a secret: {finding}")
 
 
 def committed(store: Store, locators: list[str]) -> set[str]:

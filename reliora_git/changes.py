@@ -10,7 +10,9 @@ Rendering is in :mod:`reliora_git.review`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reliora_git import git
 from reliora_git.api import StoreView, check_entries, index_owners
@@ -29,7 +31,11 @@ from reliora_git.gitfiles import (
 from reliora_git.index import StoreIndex, open_index
 from reliora_git.jsonio import record_to_json
 from reliora_git.model import FeedbackEvent, Problem, Record
+from reliora_git.staged import add_secret_problems
 from reliora_git.store import MAX_RECORD_BYTES, Store
+
+if TYPE_CHECKING:
+    from reliora_git.credentials import Finding
 
 #: `git diff --raw` status letter → what a reviewer calls it.
 KINDS = {
@@ -42,6 +48,8 @@ KINDS = {
 }
 KIND_ORDER = ("added", "modified", "renamed", "removed")
 _HAS_BASE_VERSION = frozenset("MTRD")
+#: How a secret starts its problem message (api.secret_problem).
+SECRET_PREFIX = "holds a secret: "
 _ADDS_A_FILE = frozenset("ACR")
 
 
@@ -91,6 +99,13 @@ class Review:
     def ok(self) -> bool:
         return not self.folder_errors and not any(change.invalid for change in self.changes)
 
+    @property
+    def has_secrets(self) -> bool:
+        """A record or note holds a secret: ``review`` exits 1 so that CI fails the change."""
+        return any(e.code == "secret_found" for e in self.feedback_errors) or any(
+            p.message.startswith(SECRET_PREFIX) for c in self.changes for p in c.problems
+        )
+
     def count(self, kind: str) -> int:
         return sum(change.kind == kind for change in self.changes)
 
@@ -129,7 +144,8 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
     base_side, head_side = find_sides(store, base, head)
     with _read_trees(store, base_side.commit, head_side.commit) as trees:
         view = trees.view(store)
-        changes = _record_changes(trees.record_changes, trees.head, trees.before, view)
+        entropy = load_config(store).secrets_entropy
+        changes = _record_changes(trees.record_changes, trees.head, trees.before, view, entropy)
         titles = {doc.id: doc.title for doc in trees.index.docs()}
         folder_errors = trees.index.folder_errors
     events = sorted(
@@ -141,6 +157,7 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
         ),
         key=lambda e: e.locator,
     )
+    secret_errors, events = _secrets_in_notes(events, entropy)
     by_id = {change.id: change for change in changes if change.id and change.kind != "removed"}
     other: dict[str, list[FeedbackEvent]] = {}
     for event in events:
@@ -149,6 +166,7 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
         else:
             other.setdefault(event.record, []).append(event)
     errors = [e for e in trees.head.feedback_errors if e.path in trees.added_feedback]
+    errors += secret_errors
     return Review(
         base_side,
         head_side,
@@ -245,13 +263,14 @@ def _read_trees(store: Store, base: str, head: str) -> _Trees:
 
 
 def _record_changes(
-    diff: list[git.Change], head: Catalog, old: dict[str, Entry], view: StoreView
+    diff: list[git.Change], head: Catalog, old: dict[str, Entry], view: StoreView, entropy: bool
 ) -> list[RecordChange]:
     new_entries = {entry.locator: entry for entry in head.entries}
     checked = [new_entries[c.path] for c in diff if c.status != "D" and c.path in new_entries]
     # A modified or renamed record is warned about likely duplicates only (SPEC.md §6.1).
     modified = {c.path for c in diff if KINDS.get(c.status, "modified") in ("modified", "renamed")}
     report = check_entries(view, checked, {e.locator for e in checked}, modified)
+    secrets = add_secret_problems(report, checked, [], entropy)
     reports = {file.locator: file for file in report.files}
     changes = []
     for c in diff:
@@ -273,12 +292,46 @@ def _record_changes(
         if file is not None:
             change.problems = file.problems
             change.similar = file.similar
+        _withhold(change, secrets.get(c.path, []))
         before = old.get(c.old_path or c.path)
         if kind in ("modified", "renamed") and before is not None:
             change.changed_fields = changed_fields(before.record, entry.record)
         changes.append(change)
     changes.sort(key=lambda ch: (KIND_ORDER.index(ch.kind), ch.locator))
     return changes
+
+
+#: What a review shows instead of text that holds a secret.
+WITHHELD = "(withheld: holds a secret)"
+
+
+def _withhold(change: RecordChange, findings: list[Finding]) -> None:
+    """Never show a secret to the readers of a pull request: drop the text that holds one."""
+    fields = {finding.field for finding in findings}
+    if "title" in fields:
+        change.title = WITHHELD
+    change.record_problems = [
+        WITHHELD if f"problems[{n}]" in fields else item
+        for n, item in enumerate(change.record_problems, 1)
+    ]
+
+
+def _secrets_in_notes(
+    events: list[FeedbackEvent], entropy: bool
+) -> tuple[list[RecordError], list[FeedbackEvent]]:
+    """An error per secret in the notes of added events, and the events with those withheld."""
+    from reliora_git.credentials import scan_fields
+
+    found: list[RecordError] = []
+    shown: list[FeedbackEvent] = []
+    for event in events:
+        findings = scan_fields([("note", event.note)], entropy=entropy) if event.note else []
+        for finding in findings:
+            error = RecordError(f"{SECRET_PREFIX}{finding}", path=event.locator)
+            error.code = "secret_found"
+            found.append(error)
+        shown.append(dataclasses.replace(event, note=WITHHELD) if findings else event)
+    return found, shown
 
 
 def _change(

@@ -23,6 +23,8 @@ class Config:
     #: A similar record holding at least this share of a new record's duplicate query
     #: (idf-weighted, SPEC.md §6.1) is a likely duplicate.
     duplicate_overlap: float = 0.75
+    #: Also run detect-secrets' entropy plugins (they flag hashes and ids: docs/security.md).
+    secrets_entropy: bool = False
 
 
 def load_config(store: Store) -> Config:

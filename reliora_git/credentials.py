@@ -103,6 +103,10 @@ class SecretFound(RelioraError):
         )
         self.findings = list(findings)
 
+    @property
+    def details(self) -> list[str]:
+        return [f"  {finding}" for finding in self.findings]
+
     def to_json(self) -> dict[str, object]:
         document = super().to_json()
         error = document["error"]
@@ -139,13 +143,32 @@ def scan_fields(
                 continue
             seen: set[tuple[str, str]] = set()
             for plugin in plugins:
-                for value in plugin.analyze_string(line):
+                for value in _values(plugin, line):
                     key = (plugin.secret_type, value)
                     if key in seen or kind_slug(plugin.secret_type) in skip:
                         continue
                     seen.add(key)
                     found.append(Finding(name, number, plugin.secret_type, mask(value)))
     return found
+
+
+def _values(plugin: Any, line: str) -> Iterable[str]:
+    """What ``plugin`` finds in ``line`` (its own checks applied), as the whole matched text.
+
+    A regex plugin's ``analyze_string`` yields the regex's first group, which for
+    some is only the prefix (``ghp``): too little to mask recognisably.
+    """
+    for value in plugin.analyze_string(line):
+        whole = next(
+            (
+                match.group(0)
+                for regex in getattr(plugin, "denylist", ())
+                for match in regex.finditer(line)
+                if value in match.group(0)
+            ),
+            value,
+        )
+        yield whole
 
 
 def record_fields(data: dict[str, Any]) -> list[tuple[str, str]]:

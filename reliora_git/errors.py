@@ -23,6 +23,11 @@ class RelioraError(Exception):
             where = f"{where}:{self.line}"
         return f"{where}: {self.message}" if where else self.message
 
+    @property
+    def details(self) -> list[str]:
+        """More lines for people, after the message (one per secret found, say)."""
+        return []
+
     def to_json(self) -> dict[str, object]:
         return {
             "error": {

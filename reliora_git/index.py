@@ -63,6 +63,7 @@ from reliora_git.values import (
 from reliora_git.watch import Watch
 
 if TYPE_CHECKING:
+    from reliora_git.credentials import Finding
     from reliora_git.gitfiles import GitFiles
 
 _new_tuple = tuple.__new__
@@ -89,6 +90,10 @@ class IndexState:
     checks: dict[str, CheckInfo]
     event_files: list[tuple[str, int, int, None]]
     event_values: list[Value]
+    #: (slot, entropy plugins on) → the secrets found in that record (Finding fields).
+    scans: dict[tuple[int, bool], tuple[tuple[str, int, str, str], ...]] = field(
+        default_factory=dict
+    )
 
     @classmethod
     def empty(cls) -> IndexState:
@@ -107,12 +112,24 @@ class IndexState:
             self.checks,
             self.event_files,
             self.event_values,
+            self.scans,
         )
 
     @classmethod
     def from_plain(cls, plain: Any) -> IndexState | None:
         try:
-            files, values, terms, postings, docs, blobs, checks, event_files, event_values = plain
+            (
+                files,
+                values,
+                terms,
+                postings,
+                docs,
+                blobs,
+                checks,
+                event_files,
+                event_values,
+                scans,
+            ) = plain
         except (TypeError, ValueError):
             return None
         records = [None if doc is None else _new_tuple(IndexedRecord, doc) for doc in docs]
@@ -124,6 +141,7 @@ class IndexState:
             checks,
             event_files,
             event_values,
+            scans,
         )
 
 
@@ -167,6 +185,9 @@ class StoreIndex:
     source: GitFiles | None = None
     #: Store folders that are symbolic links, never read (store.linked_folders).
     folder_errors: list[RelioraError] = field(default_factory=list)
+    #: The index file this index was read from and is saved to (None: no cache).
+    cache_path: Path | None = None
+    _scanned: bool = False
     _by_fingerprint: dict[str, list[int]] | None = None
     _masks: dict[str, dict[int, int]] = field(default_factory=dict)
     #: Segment values read so far.
@@ -336,6 +357,30 @@ class StoreIndex:
         docs = self.inverted.docs
         return {docs[slot].id: slot for slot in self.slots()}  # type: ignore[union-attr]
 
+    # --- secrets (credentials.py), found once per record and kept ------------------------
+
+    def secrets_of(self, slot: int, entropy: bool = False) -> list[Finding]:
+        """The secrets in a record, scanned once per file version and kept in the index."""
+        from reliora_git.credentials import Finding, record_fields, scan_fields
+
+        key = (slot, entropy)
+        found = self.state.scans.get(key)
+        if found is None:
+            findings = scan_fields(record_fields(self.record_json(slot)), entropy=entropy)
+            found = tuple((f.field, f.line, f.kind, f.masked) for f in findings)
+            self.state.scans[key] = found
+            self._scanned = True
+        return [Finding(*finding) for finding in found]
+
+    def save(self) -> None:
+        """Write what this command added to the index (secret scans), if anything."""
+        if not self._scanned or self.cache_path is None:
+            return
+        kept = {v for v in self.state.values if isinstance(v, int)}
+        self.state.scans = {k: v for k, v in self.state.scans.items() if k[0] in kept}
+        write_cache(self.cache_path, self.store.root.resolve(), self.state.to_plain())
+        self._scanned = False
+
     def close(self) -> None:
         self.segments.close()
 
@@ -382,6 +427,7 @@ def open_index(
         segments = Segments(path)
         builder = _Builder(store, state, segments, source)
         index = builder.build()
+        index.cache_path = path
     if path is not None and builder.changed:
         index.state = builder.saved_state()
         write_cache(path, root, index.state.to_plain())
@@ -581,6 +627,7 @@ class _Builder:
         kept = {v for v in values if isinstance(v, int)}
         docs = [doc if slot in kept else None for slot, doc in enumerate(inverted.docs)]
         saved = InvertedIndex(inverted.terms, inverted.postings, docs)
+        renumber: list[int] | None = None
         if saved.dead_share() > DEAD_SHARE:
             saved, renumber = saved.compacted()
             values = [renumber[v] if isinstance(v, int) else v for v in values]
@@ -597,7 +644,12 @@ class _Builder:
         )
         stored = {loc for loc, *_ in files}
         checks = {loc: info for loc, info in self.checks.items() if loc in stored}
-        return IndexState(files, values, saved, blobs, checks, event_files, event_values)
+        scans = {
+            (renumber[slot] if renumber else slot, entropy): found
+            for (slot, entropy), found in self.state.scans.items()
+            if slot in kept
+        }
+        return IndexState(files, values, saved, blobs, checks, event_files, event_values, scans)
 
 
 #: What :func:`index_piece` gives for a piece of files: each one's (slot, value, parsed),

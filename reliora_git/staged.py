@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reliora_git import git
 from reliora_git.api import CheckReport, FileReport, StoreView, check_entries, index_owners
@@ -22,6 +23,9 @@ from reliora_git.index import StoreIndex, open_index
 from reliora_git.model import Problem
 from reliora_git.store import Store, find_store
 from reliora_git.values import paused_gc
+
+if TYPE_CHECKING:
+    from reliora_git.credentials import Finding
 
 #: Statuses of `git diff --raw` whose new side is a record to check (deletions are ignored).
 CHECKED_STATUSES = frozenset("ACMRT")
@@ -54,6 +58,8 @@ class StagedStore:
     conflicts: list[str]
     #: Changed records that HEAD already has (modified, renamed), by staged locator.
     modified: set[str]
+    #: Feedback files added or changed in the index, with their texts (or read errors).
+    changed_events: list[tuple[str, str | RecordError]] = field(default_factory=list)
 
     def view(self, duplicate_overlap: float = DEFAULT_DUPLICATE_OVERLAP) -> StoreView:
         """The staged store as far as judging a record needs it."""
@@ -91,11 +97,18 @@ def read_staged_store(store: Store) -> StagedStore:
     ]
     changed = {change.path[len(prefix) :] for change in checked}
     modified = {c.path[len(prefix) :] for c in checked if c.status in MODIFIED_STATUSES}
-    if not changed and not linked and not any(change.status == "U" for change in changes):
+    events = {
+        c.path[len(prefix) :]
+        for c in changes
+        if c.status in CHECKED_STATUSES and is_store_file(c.path[len(prefix) :], FEEDBACK)
+    }
+    conflicted = any(change.status == "U" for change in changes)
+    if not changed and not events and not linked and not conflicted:
         # Most commits touch no record: skip reading the store from the index.
         return StagedStore(None, [], [], set())
     files, conflicts = GitFiles.staged(store, prefix)
-    index = open_index(store, source=files)
+    # Feedback alone needs no index: only its notes are scanned.
+    index = open_index(store, source=files) if changed or linked or conflicted else None
     changed_files = [file for file in files.records if file.locator in changed]
     changed_entries = [
         Entry(file.locator, error=text)
@@ -103,7 +116,10 @@ def read_staged_store(store: Store) -> StagedStore:
         else read_entry(file.locator, text)
         for file, text in zip(changed_files, files.texts(changed_files), strict=True)
     ]
-    return StagedStore(index, changed_entries, conflicts, modified)
+    event_files = [file for file in files.events if file.locator in events]
+    texts = files.texts(event_files)
+    changed_events = [(f.locator, text) for f, text in zip(event_files, texts, strict=True)]
+    return StagedStore(index, changed_entries, conflicts, modified, changed_events)
 
 
 @dataclass
@@ -112,6 +128,8 @@ class StagedCheck:
     conflicts: list[str]
     #: Store folders staged as symbolic links: like conflicts, they always stop the commit.
     linked: list[str] = field(default_factory=list)
+    #: Staged files holding a secret: they always stop the commit too.
+    secrets: list[str] = field(default_factory=list)
 
     @property
     def has_invalid_records(self) -> bool:
@@ -123,6 +141,7 @@ def check_staged(
     *,
     duplicates: bool = True,
     duplicate_overlap: float = DEFAULT_DUPLICATE_OVERLAP,
+    secrets_entropy: bool = False,
 ) -> StagedCheck:
     """Validate the staged records and seek their duplicates in the staged store."""
     # Loading the whole staged store allocates hundreds of thousands of acyclic tuples at
@@ -150,4 +169,48 @@ def check_staged(
     linked = [FileReport(e.path or "", None, [Problem("error", e.message)]) for e in folders]
     report.files = linked + conflicted + report.files
     report.checked += len(conflicted)
-    return StagedCheck(report, staged.conflicts, [f.locator for f in linked])
+    secrets = add_secret_problems(report, staged.changed, staged.changed_events, secrets_entropy)
+    return StagedCheck(report, staged.conflicts, [f.locator for f in linked], sorted(secrets))
+
+
+def add_secret_problems(
+    report: CheckReport,
+    records: list[Entry],
+    events: list[tuple[str, str | RecordError]],
+    entropy: bool,
+) -> dict[str, list[Finding]]:
+    """Add an error per secret in ``records`` and feedback ``events``; the findings by file.
+
+    Only the pragma of detect-secrets allows a finding here (``record --allow-secret``
+    is not remembered anywhere): the hook and ``review`` see what would be pushed.
+    """
+    from reliora_git.api import secret_problem
+    from reliora_git.credentials import record_fields, scan_fields
+    from reliora_git.feedback import parse_event
+    from reliora_git.jsonio import record_to_json
+
+    found: dict[str, list[Finding]] = {}
+    for entry in records:
+        if entry.record is not None:
+            fields = record_fields(record_to_json(entry.record))
+            findings = scan_fields(fields, entropy=entropy)
+            if findings:
+                found[entry.locator] = findings
+    for locator, text in events:
+        if isinstance(text, RecordError):
+            continue
+        try:
+            note = parse_event(text, locator).note
+        except RecordError:
+            continue  # unreadable feedback is reported where feedback is read
+        findings = scan_fields([("note", note)], entropy=entropy) if note else []
+        if findings:
+            found[locator] = findings
+    by_locator = {file.locator: file for file in report.files}
+    for locator, findings in found.items():
+        file = by_locator.get(locator)
+        if file is None:
+            file = FileReport(locator, None, [])
+            report.files.append(file)
+        file.problems.extend(secret_problem(f) for f in findings)
+    return found

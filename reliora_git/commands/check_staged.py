@@ -33,6 +33,7 @@ def run_check_staged(
             store,
             duplicates=config.hook_duplicates,
             duplicate_overlap=config.duplicate_overlap,
+            secrets_entropy=config.secrets_entropy,
         )
         if json_output:
             print_json({**report_to_json(result.report), "staged": True})
@@ -42,6 +43,7 @@ def run_check_staged(
     blocked = (
         result.conflicts
         or result.linked
+        or result.secrets
         or (result.has_invalid_records and config.block_on_invalid)
     )
     return 1 if blocked else 0

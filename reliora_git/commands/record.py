@@ -60,13 +60,23 @@ def record(
     stage: Annotated[bool, typer.Option("--stage", help="`git add` the new file.")] = False,
     repo: RepoOption = None,
     show_all: AllFlag = False,
+    allow_secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-secret",
+            metavar="KIND",
+            help="Save although a secret of this kind was found (a false positive), e.g. "
+            "basic-auth-credentials. Repeatable; the hook still reports it.",
+        ),
+    ] = None,
 ) -> None:
     """Save a new experience and warn about similar ones already in the store.
 
     A likely duplicate (an existing record that holds most of this one's title,
     tags and first problems, rare words weighing most) is shown in full with the
     words they share; records that are only related are named on one line
-    (--all shows them in full). Warnings never stop the save.
+    (--all shows them in full). Warnings never stop the save; a secret does
+    (a token, a key, a password in a URL: exit 2, the value masked).
 
     \b
     Examples:
@@ -111,7 +121,7 @@ def record(
                     code="invalid_option",
                 )
             new = flags
-        saved = api.record(store, new, stage=stage)
+        saved = api.record(store, new, stage=stage, allow_secrets=allow_secret or ())
         wrote(f"saved {saved.record.id} as {saved.record.locator}")
         if draft is not None:
             draft.unlink()

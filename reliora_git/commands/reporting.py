@@ -41,6 +41,8 @@ def fail(error: RelioraError, as_json: bool) -> NoReturn:
     else:
         # Messages echo ids, paths and YAML text from untrusted files: one clean line.
         print(f"reliora: error: {one_line(str(error))}", file=sys.stderr)
+        for detail in error.details:  # e.g. one line per secret found, masked
+            print(f"reliora: error: {one_line(detail)}", file=sys.stderr)
     raise SystemExit(error.exit_code)
 
 

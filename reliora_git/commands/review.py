@@ -60,8 +60,10 @@ def review(
             else:
                 text = to_text(result, show_all)
             emit(text.removesuffix("\n"))
-    if result.folder_errors:
-        raise typer.Exit(1)  # a store folder kept as a link: every record would vanish
+    if result.folder_errors or result.has_secrets:
+        # A store folder kept as a link (every record would vanish), or a secret about
+        # to be merged: fail the CI job that runs the review.
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
