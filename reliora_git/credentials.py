@@ -13,16 +13,22 @@ an allowed false positive stays visible in the file. Findings never carry the
 value, only a masked form (``ghp_…2f1c``).
 
 Imported only by the paths that write or judge records, and the plugins only
-on the first scan: loading them costs 0.11–0.14 s here, most of it
-``requests``, which a scan never calls (it only verifies secrets online).
-Loading ``requests`` lazily does not help: the plugins' ``import requests``
-and annotations touch it at import time (tried with ``importlib.util.LazyLoader``).
+on the first scan. Imported the usual way they cost 0.11–0.14 s here: the
+package's ``__init__`` loads its whole scanning engine, and every plugin
+imports ``requests`` (with urllib3, http.client…), which is only for checking
+a secret online — never done here. :func:`_import_plugins` therefore loads the
+plugin modules without the package ``__init__`` and with a stand-in for
+``requests`` while they import (0.05 s), then takes both away again, so that
+anything else in the process imports the real ones. A lazily loaded
+``requests`` does not help: ``import requests`` itself touches the module.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import sys
+import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -190,10 +196,40 @@ def record_fields(data: dict[str, Any]) -> list[tuple[str, str]]:
 
 @functools.lru_cache(maxsize=2)
 def _plugins(entropy: bool) -> tuple[Any, ...]:
-    import importlib
-
     chosen = _PLUGINS + (_ENTROPY_PLUGINS if entropy else ())
-    return tuple(
-        getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)()
-        for module, name in chosen
-    )
+    modules = _import_plugins(sorted({module for module, _ in chosen}))
+    return tuple(getattr(modules[module], name)() for module, name in chosen)
+
+
+def _import_plugins(names: list[str]) -> dict[str, Any]:
+    """The plugin modules, imported without what a scan never runs (see the module docstring)."""
+    import importlib
+    import importlib.util
+
+    placed: list[str] = []
+    if "detect_secrets" not in sys.modules:
+        spec = importlib.util.find_spec("detect_secrets")
+        if spec is not None:
+            # The package itself, its __init__ not run: submodules import through __path__.
+            sys.modules["detect_secrets"] = importlib.util.module_from_spec(spec)
+            placed.append("detect_secrets")
+    if "requests" not in sys.modules:
+        sys.modules["requests"] = _requests_stand_in()
+        placed.append("requests")
+    try:
+        return {name: importlib.import_module(f"detect_secrets.plugins.{name}") for name in names}
+    finally:
+        for name in placed:
+            del sys.modules[name]
+
+
+def _requests_stand_in() -> types.ModuleType:
+    """What the plugins use of ``requests`` when they are defined: names, never calls."""
+
+    class RequestException(Exception):
+        pass
+
+    module = types.ModuleType("requests", "a stand-in while detect-secrets' plugins import")
+    module.exceptions = types.SimpleNamespace(RequestException=RequestException)  # type: ignore[attr-defined]
+    module.Response = object  # type: ignore[attr-defined]
+    return module

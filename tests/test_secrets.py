@@ -238,3 +238,15 @@ def test_search_never_imports_the_scanner(store: Store, cli: Cli, repo: Path) ->
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_scanner_leaves_the_real_packages_to_everyone_else() -> None:
+    code = (
+        "from reliora_git import credentials\n"
+        f"assert credentials.scan_fields([('s', {TOKEN!r})], entropy=True)\n"
+        "import detect_secrets, requests\n"
+        "assert detect_secrets.SecretsCollection\n"
+        "assert callable(requests.get)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
