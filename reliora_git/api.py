@@ -207,7 +207,7 @@ def record(
     path = store.experiences / f"{new.id}.md"
     new.locator = store.locator(path)
     text = render_record(new)
-    _check_reads_back(text, new.locator)
+    check_reads_back(text, new.locator)
     threshold = load_config(store).duplicate_overlap
     warnings = find_similar(new, index, duplicate_overlap=threshold)
     for attempt in range(_NAME_ATTEMPTS):
@@ -222,7 +222,7 @@ def record(
             path = store.experiences / f"{new.id}.md"
             new.locator = store.locator(path)
             text = render_record(new)
-            _check_reads_back(text, new.locator)
+            check_reads_back(text, new.locator)
     if stage:
         git.stage(store.root, [path])
     return Saved(new, warnings)
@@ -239,7 +239,7 @@ def refuse_secrets(store: Store, new: Record, allowed: Iterable[str] = ()) -> No
         raise SecretFound(findings)
 
 
-def _check_reads_back(text: str, locator: str) -> None:
+def check_reads_back(text: str, locator: str) -> None:
     """Refuse to save what the store would then skip or call invalid.
 
     The exact bytes about to be written go through the reader ``check`` and

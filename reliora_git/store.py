@@ -276,6 +276,60 @@ def write_new(path: Path, text: str, store: Store) -> None:
     _fsync_dir(parent)
 
 
+#: A lock older than this was left by a killed writer (a rewrite takes milliseconds).
+STALE_LOCK_SECONDS = 60
+
+
+def replace_file(path: Path, expected: bytes, text: str, store: Store) -> None:
+    """Rewrite ``path`` with ``text`` atomically, only if it still holds ``expected``.
+
+    ``update`` and ``retire`` read a record, change it and write it back; someone
+    else's write in between must never be lost. A lock file next to the record
+    (created with O_EXCL) lets one writer in at a time — the other gets a clear
+    error — and under it the file is read again and compared with what was read
+    first. The new text is fsynced in a temporary file and renamed over the old.
+    """
+    parent = store_folder(store, path.parent)
+    locator = store.locator(path)
+    lock = parent / f".{path.name}.lock"
+    _remove_stale_lock(lock)
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        raise RelioraError(
+            "is being changed by another command; try again", path=locator, code="busy"
+        ) from None
+    os.close(fd)
+    tmp = parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
+        if read_regular_file(path, locator) != expected:
+            raise RelioraError(
+                "changed on disk after it was read; not overwritten (run the command again)",
+                path=locator,
+                code="changed",
+            )
+        with open(tmp, "x", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise RelioraError(f"cannot rewrite it: {reason}", path=locator, code="os_error") from None
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            lock.unlink()
+    _fsync_dir(parent)
+
+
+def _remove_stale_lock(lock: Path) -> None:
+    with contextlib.suppress(OSError):
+        if lock.lstat().st_mtime < time.time() - STALE_LOCK_SECONDS:
+            lock.unlink()
+
+
 def store_folder(store: Store, folder: Path) -> Path:
     """``folder``, created if need be, after checking it is inside the store for real.
 

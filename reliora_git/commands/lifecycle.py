@@ -1,0 +1,156 @@
+"""``update`` and ``retire``: change a record in place (SPEC.md §11)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from reliora_git.commands.common import RepoOption, reporting
+from reliora_git.commands.reporting import wrote
+from reliora_git.errors import RelioraError
+from reliora_git.output import Printer, print_json
+from reliora_git.store import find_store
+
+#: ``update --json -`` keys → (Record attribute, appended rather than replaced).
+_JSON_KEYS = {
+    "title": ("title", False),
+    "task": ("task", False),
+    "solution": ("solution", False),
+    "whyItWorked": ("why_it_worked", False),
+    "applicability": ("applicability", False),
+    "verification": ("verification", False),
+    "projectContext": ("project_context", False),
+    "confidence": ("confidence", False),
+    "tags": ("tags", False),
+    "paths": ("paths", False),
+    "addProblems": ("problems", True),
+    "addFailedAttempts": ("failed_attempts", True),
+    "addWarnings": ("warnings", True),
+}
+
+
+def update(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="An id, or a unique prefix.")],
+    title: Annotated[str | None, typer.Option(help="New title.")] = None,
+    task: Annotated[str | None, typer.Option(help="New task.")] = None,
+    solution: Annotated[str | None, typer.Option(help="New solution.")] = None,
+    why: Annotated[str | None, typer.Option(help="New 'why it worked'.")] = None,
+    applicability: Annotated[str | None, typer.Option(help="New applicability.")] = None,
+    verification: Annotated[str | None, typer.Option(help="New verification.")] = None,
+    project_context: Annotated[str | None, typer.Option(help="New project context.")] = None,
+    confidence: Annotated[str | None, typer.Option(help="low, medium or high.")] = None,
+    add_problem: Annotated[list[str] | None, typer.Option(help="Append a problem.")] = None,
+    add_failed: Annotated[list[str] | None, typer.Option(help="Append a failed attempt.")] = None,
+    add_warning: Annotated[list[str] | None, typer.Option(help="Append a warning.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="The tags (replace them all).")] = None,
+    path: Annotated[list[str] | None, typer.Option(help="The code paths (replace them).")] = None,
+    json_input: Annotated[
+        str | None,
+        typer.Option("--json", metavar="-", help="Read the changes as a JSON object on stdin."),
+    ] = None,
+    repo: RepoOption = None,
+) -> None:
+    """Change a record in place: given fields replace, --add-* append.
+
+    Unknown front-matter keys and sections are kept, `updated` is set to today
+    (UTC). The change is checked like a new record (validation, secrets) and
+    refused when the file changed on disk after it was read, so nobody's
+    write is lost.
+
+    \b
+    Examples:
+      reliora update flaky-pytest --add-warning "not needed on pytest 8.2+"
+      echo '{"solution": "…", "addProblems": ["…"]}' | reliora update flaky-pytest --json -
+    """
+    from reliora_git.lifecycle import Changes
+    from reliora_git.lifecycle import update as run_update
+
+    as_json = json_input is not None
+    with reporting(as_json):
+        changes = _json_changes(json_input) if json_input is not None else Changes()
+        given = {
+            "title": title,
+            "task": task,
+            "solution": solution,
+            "why_it_worked": why,
+            "applicability": applicability,
+            "verification": verification,
+            "project_context": project_context,
+            "confidence": confidence,
+            "tags": tag,
+            "paths": path,
+        }
+        changes.replace.update({k: v for k, v in given.items() if v is not None})
+        for name, items in (
+            ("problems", add_problem),
+            ("failed_attempts", add_failed),
+            ("warnings", add_warning),
+        ):
+            if items:
+                changes.append[name] = [*changes.append.get(name, []), *items]
+        store = find_store(repo)
+        saved = run_update(store, record_id, changes)
+        wrote(f"updated {saved.id} in {saved.locator}")
+        _report(saved.id, saved.locator, saved.updated, "updated", as_json)
+
+
+def retire(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="An id, or a unique prefix.")],
+    reason: Annotated[str, typer.Option(help="Why it no longer holds.")],
+    repo: RepoOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Retire a record: `status: retired` and `retired_reason`; search leaves it out.
+
+    \b
+    Example:
+      reliora retire flaky-pytest --reason "fixed upstream in pytest-timeout 2.3"
+    """
+    from reliora_git.lifecycle import retire as run_retire
+
+    with reporting(json_output):
+        saved = run_retire(find_store(repo), record_id, reason)
+        wrote(f"retired {saved.id} in {saved.locator}")
+        _report(saved.id, saved.locator, saved.updated, "retired", json_output)
+
+
+def _report(record_id: str, locator: str, updated: str | None, what: str, as_json: bool) -> None:
+    if as_json:
+        print_json({"id": record_id, "locator": locator, "updated": updated})
+    else:
+        Printer().line(f"{what} {record_id} in {locator}")
+
+
+def _json_changes(source: str) -> Any:
+    from reliora_git.lifecycle import Changes
+
+    if source != "-":
+        raise RelioraError("--json takes '-' (the JSON object on stdin)", code="invalid_option")
+    try:
+        data = json.loads(sys.stdin.read())
+    except json.JSONDecodeError as exc:
+        raise RelioraError(f"stdin is not JSON: {exc}", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise RelioraError("stdin must hold one JSON object", code="invalid_json")
+    changes = Changes()
+    for key, value in data.items():
+        spec = _JSON_KEYS.get(key)
+        if spec is None:
+            known = ", ".join(sorted(_JSON_KEYS))
+            raise RelioraError(f"unknown key {key!r}; known: {known}", code="invalid_json")
+        name, appended = spec
+        if appended or name in ("tags", "paths"):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise RelioraError(f"{key!r} must be a list of strings", code="invalid_json")
+        elif not isinstance(value, str):
+            raise RelioraError(f"{key!r} must be a string", code="invalid_json")
+        (changes.append if appended else changes.replace)[name] = value
+    return changes
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(update)
+    app.command()(retire)

@@ -1,0 +1,101 @@
+"""Records change in place: ``update`` and ``retire`` (SPEC.md §11).
+
+A record is read through the store index, changed, checked exactly as a new
+record is (validation, secrets, reading back), and written back with
+:func:`~reliora_git.store.replace_file`, which refuses when the file changed on
+disk after it was read. Unknown front-matter keys and sections are kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from reliora_git.api import check_reads_back, refuse_secrets, validate_new
+from reliora_git.errors import RelioraError
+from reliora_git.index import StoreIndex, open_index
+from reliora_git.model import Record
+from reliora_git.store import Store, read_regular_file, replace_file
+
+#: Fields an update replaces when given (Record attribute names).
+REPLACED = (
+    "title",
+    "task",
+    "solution",
+    "why_it_worked",
+    "applicability",
+    "verification",
+    "project_context",
+    "confidence",
+    "tags",
+    "paths",
+)
+#: Fields an update appends to (``--add-problem`` and the like).
+APPENDED = ("problems", "failed_attempts", "warnings")
+
+
+@dataclass
+class Changes:
+    """What an update sets: replaced fields, and items appended to list fields."""
+
+    replace: dict[str, object] = field(default_factory=dict)
+    append: dict[str, list[str]] = field(default_factory=dict)
+    #: Front-matter keys this version does not know, set as given (``retired_reason``).
+    extra: dict[str, object] = field(default_factory=dict)
+    status: str | None = None
+
+    def empty(self) -> bool:
+        has_appends = any(self.append.values())
+        return not (self.replace or has_appends or self.extra or self.status)
+
+
+def update(
+    store: Store,
+    id_or_prefix: str,
+    changes: Changes,
+    *,
+    index: StoreIndex | None = None,
+    today: dt.date | None = None,
+) -> Record:
+    """Change the record ``id_or_prefix`` in place; the record as saved."""
+    from reliora_git.parse import parse_record, render_record
+
+    if changes.empty():
+        raise RelioraError("nothing to change: give at least one field", code="usage")
+    index = index or open_index(store)
+    doc = index.inverted.docs[index.resolve(id_or_prefix)]
+    assert doc is not None
+    path = store.root.joinpath(*doc.locator.split("/"))
+    original = read_regular_file(path, doc.locator)
+    record = parse_record(original.decode("utf-8"), doc.locator).record
+    for name, value in changes.replace.items():
+        if name not in REPLACED:
+            raise RelioraError(f"{name!r} cannot be updated", code="usage")
+        setattr(record, name, value)
+    for name, items in changes.append.items():
+        if name not in APPENDED:
+            raise RelioraError(f"{name!r} cannot be appended to", code="usage")
+        setattr(record, name, [*getattr(record, name), *items])
+    record.extra_meta.update(changes.extra)
+    if changes.status is not None:
+        record.status = changes.status
+    record.updated = (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+    validate_new(record)
+    refuse_secrets(store, record)
+    text = render_record(record)
+    check_reads_back(text, doc.locator)
+    replace_file(path, original, text, store)
+    return record
+
+
+def retire(store: Store, id_or_prefix: str, reason: str, **kwargs: object) -> Record:
+    """Set ``status: retired`` and ``retired_reason`` (the record stays, out of search)."""
+    if not reason.strip():
+        raise RelioraError("--reason must say why the record is retired", code="usage")
+    changes = Changes(extra={"retired_reason": reason.strip()}, status="retired")
+    return update(store, id_or_prefix, changes, **kwargs)  # type: ignore[arg-type]
+
+
+def split_items(values: Iterable[str] | None) -> list[str]:
+    return [value for value in values or [] if value.strip()]

@@ -1,0 +1,152 @@
+"""`update` and `retire` (SPEC.md §11): records change in place, nothing is lost."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reliora_git import lifecycle
+from reliora_git.errors import RelioraError
+from reliora_git.store import Store
+from tests.conftest import Cli, RecordMaker
+
+BODY = """## Task
+Keep CI green
+
+## Problems
+- pytest-timeout killed slow tests
+
+## Solution
+Raise the timeout for slow tests only.
+
+## Notes from the team
+Keep this section.
+"""
+
+
+@pytest.fixture
+def hand_written(store: Store, write_record: RecordMaker) -> Path:
+    return write_record(
+        "flaky-ci", "Flaky CI", BODY, tags=["ci"], owner="platform-team", created="2026-01-02"
+    )
+
+
+def test_update_replaces_appends_and_keeps_what_it_does_not_know(
+    hand_written: Path, cli: Cli
+) -> None:
+    done = cli(
+        "update",
+        "flaky",
+        "--solution",
+        "Mark slow tests and give them their own timeout.",
+        "--add-problem",
+        "the timeout hid a deadlock",
+        "--add-warning",
+        "not needed on pytest 8.2+",
+        "--tag",
+        "ci",
+        "--tag",
+        "pytest",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "updated flaky-ci in .reliora/experiences/flaky-ci.md\n"
+    shown = cli.json("show", "flaky-ci")
+    assert shown["solution"] == "Mark slow tests and give them their own timeout."
+    assert shown["problems"] == ["pytest-timeout killed slow tests", "the timeout hid a deadlock"]
+    assert shown["warnings"] == ["not needed on pytest 8.2+"]
+    assert shown["tags"] == ["ci", "pytest"]
+    assert shown["created"] == "2026-01-02"
+    assert shown["updated"]  # today, UTC
+    text = hand_written.read_text()
+    assert "owner: platform-team" in text  # an unknown key is kept
+    assert "## Notes from the team\nKeep this section." in text  # and an unknown section
+    assert cli.json("check")["ok"]
+
+
+def test_update_from_json_and_its_errors(hand_written: Path, cli: Cli) -> None:
+    body = json.dumps({"title": "Flaky CI runners", "addFailedAttempts": ["retrying"]})
+    done = cli("update", "flaky-ci", "--json", "-", input=body)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["id"] == "flaky-ci"
+    shown = cli.json("show", "flaky-ci")
+    assert (shown["title"], shown["failedAttempts"]) == ("Flaky CI runners", ["retrying"])
+    for bad, message in (
+        ({"id": "other"}, "unknown key 'id'"),
+        ({"tags": "ci"}, "'tags' must be a list of strings"),
+        ({"title": ""}, "title"),
+    ):
+        refused = cli("update", "flaky-ci", "--json", "-", input=json.dumps(bad))
+        assert refused.returncode == 2
+        assert message in refused.stdout
+    nothing = cli("update", "flaky-ci")
+    assert nothing.returncode == 2
+    assert "nothing to change" in nothing.stderr
+
+
+def test_update_refuses_a_secret_and_a_missing_record(hand_written: Path, cli: Cli) -> None:
+    token = "gh" + "p_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY3zA5b"
+    before = hand_written.read_bytes()
+    done = cli("update", "flaky-ci", "--add-warning", f"token {token}")
+    assert done.returncode == 2
+    assert "GitHub Token" in done.stderr
+    assert hand_written.read_bytes() == before
+    missing = cli("update", "no-such-record", "--title", "x")
+    assert missing.returncode == 2
+    assert "no experience with id" in missing.stderr
+
+
+def test_a_file_changed_after_it_was_read_is_not_overwritten(
+    store: Store, hand_written: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reliora_git.lifecycle as module
+
+    real = module.read_regular_file
+
+    def read_then_someone_writes(path: Path, locator: str) -> bytes:
+        data = real(path, locator)
+        path.write_text(path.read_text() + "\n## Verification\nsomeone else's edit\n")
+        return data
+
+    monkeypatch.setattr(module, "read_regular_file", read_then_someone_writes)
+    with pytest.raises(RelioraError, match="changed on disk after it was read"):
+        lifecycle.update(store, "flaky-ci", lifecycle.Changes(replace={"title": "Mine"}))
+    assert "someone else's edit" in hand_written.read_text()
+    assert "title: Mine" not in hand_written.read_text()
+
+
+def test_concurrent_updates_one_wins_the_other_is_told(hand_written: Path, cli: Cli) -> None:
+    procs = [
+        subprocess.Popen(
+            [cli.exe, "update", "flaky-ci", "--add-warning", f"writer {n}"],
+            cwd=cli.cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(6)
+    ]
+    results = [(p.wait(), *p.communicate()) for p in procs]
+    ok = [r for r in results if r[0] == 0]
+    refused = [r for r in results if r[0] != 0]
+    assert ok, results
+    for code, _, err in refused:
+        assert code == 2
+        assert "is being changed by another command" in err or "changed on disk" in err
+    warnings = cli.json("show", "flaky-ci")["warnings"]
+    # Every update that said it succeeded is in the file; nothing half-written.
+    assert len(warnings) == len(ok)
+    assert cli.json("check")["ok"]
+    assert not list(hand_written.parent.glob(".*.lock"))
+
+
+def test_retire_sets_the_status_and_the_reason(hand_written: Path, cli: Cli) -> None:
+    assert cli("retire", "flaky-ci", "--reason", "").returncode == 2
+    done = cli("retire", "flaky-ci", "--reason", "fixed upstream in pytest-timeout 2.3")
+    assert done.returncode == 0, done.stderr
+    assert "retired_reason: fixed upstream in pytest-timeout 2.3" in hand_written.read_text()
+    assert cli.json("search", "flaky")["results"] == []
+    found = cli.json("search", "flaky", "--include-retired")["results"]
+    assert [(r["id"], r["status"]) for r in found] == [("flaky-ci", "retired")]
