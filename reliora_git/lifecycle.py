@@ -33,6 +33,22 @@ REPLACED = (
 )
 #: Fields an update appends to (``--add-problem`` and the like).
 APPENDED = ("problems", "failed_attempts", "warnings")
+#: JSON keys of an update (``update --json -``, the MCP tool) → (attribute, appended).
+JSON_KEYS = {
+    "title": ("title", False),
+    "task": ("task", False),
+    "solution": ("solution", False),
+    "whyItWorked": ("why_it_worked", False),
+    "applicability": ("applicability", False),
+    "verification": ("verification", False),
+    "projectContext": ("project_context", False),
+    "confidence": ("confidence", False),
+    "tags": ("tags", False),
+    "paths": ("paths", False),
+    "addProblems": ("problems", True),
+    "addFailedAttempts": ("failed_attempts", True),
+    "addWarnings": ("warnings", True),
+}
 
 
 @dataclass
@@ -48,6 +64,28 @@ class Changes:
     def empty(self) -> bool:
         has_appends = any(self.append.values())
         return not (self.replace or has_appends or self.extra or self.status)
+
+
+def changes_from_json(data: object) -> Changes:
+    """The changes a JSON object asks for (``None`` values are left out: not given)."""
+    if not isinstance(data, dict):
+        raise RelioraError("the changes must be one JSON object", code="invalid_json")
+    changes = Changes()
+    for key, value in data.items():
+        spec = JSON_KEYS.get(key)
+        if spec is None:
+            known = ", ".join(sorted(JSON_KEYS))
+            raise RelioraError(f"unknown key {key!r}; known: {known}", code="invalid_json")
+        if value is None:
+            continue
+        name, appended = spec
+        if appended or name in ("tags", "paths"):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise RelioraError(f"{key!r} must be a list of strings", code="invalid_json")
+        elif not isinstance(value, str):
+            raise RelioraError(f"{key!r} must be a string", code="invalid_json")
+        (changes.append if appended else changes.replace)[name] = value
+    return changes
 
 
 def update(

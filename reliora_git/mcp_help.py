@@ -55,6 +55,16 @@ RECORD = (
     "on it or record a refinement that names it in supersedes, rather than a duplicate."
 )
 
+UPDATE = (
+    "Refine an existing experience in place (id or unique id prefix) instead of recording "
+    "a near duplicate: given fields replace (title, task, solution, whyItWorked, "
+    "applicability, verification, projectContext, confidence, tags, paths), addProblems, "
+    "addFailedAttempts and addWarnings append. Unknown keys and sections of the file are "
+    "kept and 'updated' is set to today. Refused when the file changed on disk meanwhile, "
+    "when the result would be invalid, or when it holds a secret. Returns id, locator, "
+    "updated; commit the changed file."
+)
+
 FEEDBACK = (
     "Report how an experience worked out once you used or tried it (id or unique id "
     "prefix). outcome: 'success' (it solved the problem), 'partial' (it helped but needed "

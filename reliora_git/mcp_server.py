@@ -51,6 +51,10 @@ class Reply:
 # Hints for clients that ask before running tools: reading is safe, writing only adds files.
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+#: Rewrites one file in place (nothing else is lost: the old text is in git).
+CHANGES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 
 
 def serve(repo: Path | None = None) -> None:
@@ -166,6 +170,42 @@ def build_server(repo: Path | None = None) -> MCPServer:
         }
         return answer(indexed(lambda s, index: record_tool(s, fields, index)))
 
+    @server.tool(name="update", description=mcp_help.UPDATE, annotations=CHANGES)
+    def update(
+        id: Annotated[str, Field(description="The experience to refine (id or unique prefix).")],
+        title: Annotated[str | None, Field(description="New title.")] = None,
+        task: Annotated[str | None, Field(description="New task.")] = None,
+        solution: Annotated[str | None, Field(description="New solution.")] = None,
+        whyItWorked: Annotated[str | None, Field(description="New 'why it worked'.")] = None,
+        applicability: Annotated[str | None, Field(description="New applicability.")] = None,
+        verification: Annotated[str | None, Field(description="New verification.")] = None,
+        projectContext: Annotated[str | None, Field(description="New project words.")] = None,
+        confidence: Annotated[Confidence | None, Field(description="How sure you are.")] = None,
+        tags: Annotated[list[str] | None, Field(description="The tags (replace all).")] = None,
+        paths: Annotated[list[str] | None, Field(description="Code paths (replace all).")] = None,
+        addProblems: Annotated[list[str] | None, Field(description="Problems to add.")] = None,
+        addFailedAttempts: Annotated[
+            list[str] | None, Field(description="Failed attempts to add.")
+        ] = None,
+        addWarnings: Annotated[list[str] | None, Field(description="Warnings to add.")] = None,
+    ) -> CallToolResult:
+        fields = {
+            "title": title,
+            "task": task,
+            "solution": solution,
+            "whyItWorked": whyItWorked,
+            "applicability": applicability,
+            "verification": verification,
+            "projectContext": projectContext,
+            "confidence": confidence,
+            "tags": tags,
+            "paths": paths,
+            "addProblems": addProblems,
+            "addFailedAttempts": addFailedAttempts,
+            "addWarnings": addWarnings,
+        }
+        return answer(indexed(lambda s, index: update_tool(s, id, fields, index)))
+
     @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
     def feedback(
         id: Annotated[str, Field(description="The experience you used (id or unique prefix).")],
@@ -232,6 +272,15 @@ def record_tool(store: Store, fields: dict[str, Any], index: StoreIndex | None =
             "warnings": [w.to_json() for w in saved.warnings],
         }
     )
+
+
+def update_tool(
+    store: Store, id_or_prefix: str, fields: dict[str, Any], index: StoreIndex | None = None
+) -> Reply:
+    from reliora_git.lifecycle import changes_from_json, update
+
+    saved = update(store, id_or_prefix, changes_from_json(fields), index=index)
+    return Reply({"id": saved.id, "locator": saved.locator, "updated": saved.updated})
 
 
 def feedback_tool(

@@ -150,3 +150,22 @@ def test_retire_sets_the_status_and_the_reason(hand_written: Path, cli: Cli) -> 
     assert cli.json("search", "flaky")["results"] == []
     found = cli.json("search", "flaky", "--include-retired")["results"]
     assert [(r["id"], r["status"]) for r in found] == [("flaky-ci", "retired")]
+
+
+def test_the_mcp_update_tool_refines_a_record(hand_written: Path, repo: Path, cli: Cli) -> None:
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+    from tests.test_mcp import document, reliora_mcp, run
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            done = await session.call_tool(
+                "update", {"id": "flaky", "addWarnings": ["only on shared runners"]}
+            )
+            assert document(done)["id"] == "flaky-ci"
+            shown = document(await session.call_tool("show", {"id": "flaky-ci"}))
+            assert shown["warnings"] == ["only on shared runners"]
+            bad = await session.call_tool("update", {"id": "flaky-ci"})
+            assert bad.is_error
+            assert bad.structured_content["error"]["code"] == "usage"  # type: ignore[index]
+
+    run(scenario)

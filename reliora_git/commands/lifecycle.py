@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,22 +14,8 @@ from reliora_git.errors import RelioraError
 from reliora_git.output import Printer, print_json
 from reliora_git.store import find_store
 
-#: ``update --json -`` keys → (Record attribute, appended rather than replaced).
-_JSON_KEYS = {
-    "title": ("title", False),
-    "task": ("task", False),
-    "solution": ("solution", False),
-    "whyItWorked": ("why_it_worked", False),
-    "applicability": ("applicability", False),
-    "verification": ("verification", False),
-    "projectContext": ("project_context", False),
-    "confidence": ("confidence", False),
-    "tags": ("tags", False),
-    "paths": ("paths", False),
-    "addProblems": ("problems", True),
-    "addFailedAttempts": ("failed_attempts", True),
-    "addWarnings": ("warnings", True),
-}
+if TYPE_CHECKING:
+    from reliora_git.lifecycle import Changes
 
 
 def update(
@@ -124,8 +110,8 @@ def _report(record_id: str, locator: str, updated: str | None, what: str, as_jso
         Printer().line(f"{what} {record_id} in {locator}")
 
 
-def _json_changes(source: str) -> Any:
-    from reliora_git.lifecycle import Changes
+def _json_changes(source: str) -> Changes:
+    from reliora_git.lifecycle import changes_from_json
 
     if source != "-":
         raise RelioraError("--json takes '-' (the JSON object on stdin)", code="invalid_option")
@@ -133,22 +119,7 @@ def _json_changes(source: str) -> Any:
         data = json.loads(sys.stdin.read())
     except json.JSONDecodeError as exc:
         raise RelioraError(f"stdin is not JSON: {exc}", code="invalid_json") from None
-    if not isinstance(data, dict):
-        raise RelioraError("stdin must hold one JSON object", code="invalid_json")
-    changes = Changes()
-    for key, value in data.items():
-        spec = _JSON_KEYS.get(key)
-        if spec is None:
-            known = ", ".join(sorted(_JSON_KEYS))
-            raise RelioraError(f"unknown key {key!r}; known: {known}", code="invalid_json")
-        name, appended = spec
-        if appended or name in ("tags", "paths"):
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise RelioraError(f"{key!r} must be a list of strings", code="invalid_json")
-        elif not isinstance(value, str):
-            raise RelioraError(f"{key!r} must be a string", code="invalid_json")
-        (changes.append if appended else changes.replace)[name] = value
-    return changes
+    return changes_from_json(data)
 
 
 def register(app: typer.Typer) -> None:
