@@ -61,6 +61,8 @@ class SearchResult:
     suggestions: dict[str, list[str]] = field(default_factory=dict)
     #: Store folders that are symbolic links, not read (also at the head of ``skipped``).
     warnings: list[RelioraError] = field(default_factory=list)
+    #: Record id → the active records that supersede it.
+    superseded_by: dict[str, list[str]] = field(default_factory=dict)
 
 
 def search(
@@ -84,7 +86,9 @@ def search(
             query, context=context, include_retired=include_retired, min_level=min_level
         )
     suggestions = suggest_for(index.inverted, query.token_texts)
-    return SearchResult(query, context, hits, index.skipped, suggestions, index.folder_errors)
+    return SearchResult(
+        query, context, hits, index.skipped, suggestions, index.folder_errors, index.superseded_by
+    )
 
 
 # --- show / list -----------------------------------------------------------------------------
@@ -98,6 +102,8 @@ class Shown:
     events: list[FeedbackEvent]
     #: Store folders that are symbolic links, not read.
     warnings: list[RelioraError] = field(default_factory=list)
+    #: The active records that supersede this one (its status is then "superseded").
+    superseded_by: list[str] = field(default_factory=list)
 
 
 def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Shown:
@@ -125,7 +131,10 @@ def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Sh
         except RecordError:
             continue  # changed since the walk: it counts for nothing, as in search
     summary = index.feedback.get(doc.id) or FeedbackSummary()
-    return Shown(entry.record, summary, events, index.folder_errors)
+    superseded_by = index.superseded_by.get(doc.id, [])
+    if superseded_by:
+        entry.record.status = "superseded"  # derived, whatever the file says (SPEC.md §11)
+    return Shown(entry.record, summary, events, index.folder_errors, superseded_by)
 
 
 def _read_file(store: Store, locator: str) -> str:
@@ -401,6 +410,7 @@ def check(
     modified = committed(store, sorted(named)) if named else set()
     report = judge(view, judged_of_index(index), named, modified)
     _report_secrets(index, report, config.secrets_entropy)
+    _report_supersedes(index, report)
     linked = [
         FileReport(error.path or "", None, [Problem("error", error.message)])
         for error in index.folder_errors
@@ -426,6 +436,57 @@ def _report_secrets(index: StoreIndex, report: CheckReport, entropy: bool) -> No
     index.save()
     order = {locator: n for n, locator in enumerate(index.locators)}
     report.files = sorted(by_locator.values(), key=lambda f: order.get(f.locator, -1))
+
+
+def _report_supersedes(index: StoreIndex, report: CheckReport) -> None:
+    """Warn (never block) on ``supersedes`` ids no record has, and on cycles (SPEC.md §11)."""
+    docs = [d for d in index.all_docs if d is not None]
+    known = {doc.id for doc in docs}
+    edges = {doc.id: [old for old in doc.supersedes if old in known] for doc in docs}
+    found: dict[str, list[Problem]] = {}
+    for doc in docs:
+        for old in doc.supersedes:
+            if old == doc.id:
+                message = "supersedes itself"
+            elif old not in known:
+                message = f"supersedes {old!r}, which no record has"
+            else:
+                continue
+            found.setdefault(doc.locator, []).append(Problem("warning", message))
+    for cycle in _cycles(edges):
+        path = " → ".join([*cycle, cycle[0]])
+        for record_id in cycle:
+            locator = next(d.locator for d in docs if d.id == record_id)
+            message = f"is part of a supersedes cycle: {path}"
+            found.setdefault(locator, []).append(Problem("warning", message))
+    if not found:
+        return
+    by_locator = {file.locator: file for file in report.files}
+    for locator, problems in found.items():
+        file = by_locator.get(locator)
+        if file is None:
+            file = by_locator[locator] = FileReport(locator, None, [])
+        file.problems.extend(problems)
+    order = {locator: n for n, locator in enumerate(index.locators)}
+    report.files = sorted(by_locator.values(), key=lambda f: order.get(f.locator, -1))
+
+
+def _cycles(edges: dict[str, list[str]]) -> list[list[str]]:
+    """Each cycle of the graph once (records that supersede one another), smallest id first."""
+    cycles: set[tuple[str, ...]] = set()
+    budget = 100_000  # paths explored: a hostile store cannot make check run for ever
+    for start in sorted(edges):
+        stack = [(start, [start])]
+        while stack and budget > 0:
+            budget -= 1
+            node, path = stack.pop()
+            for nxt in edges.get(node, []):
+                if nxt == start and len(path) > 1:
+                    low = path.index(min(path))
+                    cycles.add(tuple(path[low:] + path[:low]))
+                elif nxt not in path and nxt > start and len(path) < 64:
+                    stack.append((nxt, [*path, nxt]))
+    return [list(cycle) for cycle in sorted(cycles)]
 
 
 def secret_problem(finding: Finding) -> Problem:

@@ -185,6 +185,8 @@ class StoreIndex:
     source: GitFiles | None = None
     #: Store folders that are symbolic links, never read (store.linked_folders).
     folder_errors: list[RelioraError] = field(default_factory=list)
+    #: Record id → the active records that name it in ``supersedes`` (SPEC.md §11).
+    superseded_by: dict[str, list[str]] = field(default_factory=dict)
     #: The index file this index was read from and is saved to (None: no cache).
     cache_path: Path | None = None
     _scanned: bool = False
@@ -518,6 +520,7 @@ class _Builder:
         self.inverted = inverted
         locators = [file.locator for file in files]
         visible, skipped = _visible(store, inverted, locators, values)
+        visible, superseded_by = _superseded(visible)
         folder_errors = source.linked if source else linked_folders(store)
         return StoreIndex(
             store=store,
@@ -536,6 +539,7 @@ class _Builder:
             fresh=self.fresh,
             source=source,
             folder_errors=folder_errors,
+            superseded_by=superseded_by,
         )
 
     def _patch(self, files: list[ScannedFile]) -> tuple[list[Any], InvertedIndex]:
@@ -717,6 +721,29 @@ def _visible(
             message = f"id {doc.id!r} is already used by {owners[doc.id]}"
             skipped.append(RecordError(message, path=locator))
     return InvertedIndex(inverted.terms, inverted.postings, visible), skipped
+
+
+def _superseded(inverted: InvertedIndex) -> tuple[InvertedIndex, dict[str, list[str]]]:
+    """The index with superseded records marked so, and who supersedes each (SPEC.md §11).
+
+    A record named in the ``supersedes`` list of a record whose own status is
+    active is superseded, whatever its own file says: the old file is never
+    edited, so two branches cannot conflict over it.
+    """
+    by: dict[str, list[str]] = {}
+    for doc in inverted.docs:
+        if doc is not None and doc.supersedes and doc.status == "active":
+            for old in doc.supersedes:
+                if old != doc.id:
+                    by.setdefault(old, []).append(doc.id)
+    if not by:
+        return inverted, {}
+    docs = [
+        doc._replace(status="superseded") if doc is not None and doc.id in by else doc
+        for doc in inverted.docs
+    ]
+    superseded_by = {old: sorted(set(ids)) for old, ids in by.items()}
+    return InvertedIndex(inverted.terms, inverted.postings, docs), superseded_by
 
 
 def _started_ns() -> int:

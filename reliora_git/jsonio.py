@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from reliora_git.errors import RelioraError
@@ -71,7 +72,9 @@ def record_from_json(data: Any) -> Record:
     return record
 
 
-def hit_to_json(rank: int, hit: Hit) -> dict[str, Any]:
+def hit_to_json(
+    rank: int, hit: Hit, superseded_by: Mapping[str, list[str]] | None = None
+) -> dict[str, Any]:
     doc = hit.doc
     return {
         "rank": rank,
@@ -86,6 +89,7 @@ def hit_to_json(rank: int, hit: Hit) -> dict[str, Any]:
         "matchedTokens": list(hit.matched_tokens),
         "confidence": doc.confidence,
         "status": doc.status,
+        "supersededBy": list((superseded_by or {}).get(doc.id, [])),
         "feedback": hit.feedback.to_json(),
         "scoreBreakdown": {name: r4(value) for name, value in hit.breakdown.items()},
     }
@@ -98,6 +102,7 @@ def search_document(
     limit: int | None,
     suggestions: dict[str, list[str]] | None = None,
     warnings: list[RelioraError] | None = None,
+    superseded_by: Mapping[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """The ``search --json`` document; ``suggestions`` only when a query token matched nothing.
 
@@ -111,7 +116,7 @@ def search_document(
         if context is None
         else {"text": context.text, "tokens": [t.text for t in context.tokens]},
         "total": len(hits),
-        "results": [hit_to_json(i, hit) for i, hit in enumerate(shown, start=1)],
+        "results": [hit_to_json(i, hit, superseded_by) for i, hit in enumerate(shown, start=1)],
     }
     if suggestions:
         document["suggestions"] = suggestions
@@ -132,8 +137,14 @@ def event_to_json(event: FeedbackEvent) -> dict[str, Any]:
     }
 
 
-def show_document(record: Record, summary: FeedbackSummary, events: list[Any]) -> dict[str, Any]:
+def show_document(
+    record: Record,
+    summary: FeedbackSummary,
+    events: list[Any],
+    superseded_by: list[str] | None = None,
+) -> dict[str, Any]:
     data = record_to_json(record)
+    data["supersededBy"] = list(superseded_by or [])
     data["feedback"] = summary.to_json()
     data["feedbackEvents"] = events
     return data

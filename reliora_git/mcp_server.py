@@ -252,7 +252,13 @@ def search_tool(
     shown = limit or load_config(store).search_limit
     notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
     document = search_document(
-        result.query, result.context, result.hits, shown, result.suggestions, result.warnings
+        result.query,
+        result.context,
+        result.hits,
+        shown,
+        result.suggestions,
+        result.warnings,
+        result.superseded_by,
     )
     return Reply(document, notes)
 
@@ -260,7 +266,7 @@ def search_tool(
 def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:
     shown = api.show(store, id_or_prefix, index)
     events = [event_to_json(e) for e in shown.events]
-    return Reply(show_document(shown.record, shown.feedback, events))
+    return Reply(show_document(shown.record, shown.feedback, events, shown.superseded_by))
 
 
 def record_tool(store: Store, fields: dict[str, Any], index: StoreIndex | None = None) -> Reply:

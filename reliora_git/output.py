@@ -131,7 +131,9 @@ class Printer:
 
     # --- records ---------------------------------------------------------------------------
 
-    def record(self, record: Record, summary: FeedbackSummary) -> None:
+    def record(
+        self, record: Record, summary: FeedbackSummary, superseded_by: list[str] | None = None
+    ) -> None:
         self.line(self.style(one_line(record.title), "bold"))
         meta = [record.id, one_line(record.locator), f"status {record.status}"]
         if record.confidence:
@@ -139,6 +141,10 @@ class Printer:
         if record.created:
             meta.append(f"created {one_line(record.created)}")
         self.line(self.style("  ·  ".join(meta), "dim"))
+        if superseded_by:
+            self.line("superseded by: " + ", ".join(one_line(i) for i in superseded_by))
+        if record.supersedes:
+            self.line("supersedes: " + ", ".join(one_line(i) for i in record.supersedes))
         if record.tags:
             self.line("tags: " + ", ".join(one_line(t) for t in record.tags))
         if record.project_context:

@@ -114,6 +114,8 @@ class IndexedRecord(NamedTuple):
     #: Digest of the normalised title, solution and applicability ('' when all are empty):
     #: equal fingerprints mean an exact duplicate.
     fingerprint: str
+    #: Ids of the records this one replaces (its ``supersedes`` list).
+    supersedes: tuple[str, ...] = ()
 
     @property
     def fields(self) -> list[str]:
@@ -151,6 +153,7 @@ def index_record(record: Record) -> IndexedRecord:
         confidence=record.confidence,
         text=FIELD_SEPARATOR.join(encode_field(pieces) for pieces in field_texts(record)),
         fingerprint=fingerprint(record),
+        supersedes=tuple(record.supersedes),
     )
 
 

@@ -169,3 +169,53 @@ def test_the_mcp_update_tool_refines_a_record(hand_written: Path, repo: Path, cl
             assert bad.structured_content["error"]["code"] == "usage"  # type: ignore[index]
 
     run(scenario)
+
+
+def test_a_superseded_record_is_derived_never_edited(
+    store: Store, cli: Cli, hand_written: Path, write_record: RecordMaker
+) -> None:
+    before = hand_written.read_bytes()
+    done = cli(
+        "record",
+        "--title",
+        "Flaky CI, the real fix",
+        "--task",
+        "Keep CI green",
+        "--solution",
+        "Find the deadlock",
+        "--supersedes",
+        "flaky-ci",
+    )
+    assert done.returncode == 0, done.stderr
+    assert hand_written.read_bytes() == before  # the old file is never edited
+    new_id = cli.json("list")[0]["id"]
+    assert cli.json("search", "flaky")["results"][0]["id"] == new_id
+    assert all(r["id"] != "flaky-ci" for r in cli.json("search", "flaky")["results"])
+    old = [r for r in cli.json("search", "flaky", "--include-retired")["results"]]
+    by_id = {r["id"]: r for r in old}
+    assert by_id["flaky-ci"]["status"] == "superseded"
+    assert by_id["flaky-ci"]["supersededBy"] == [new_id]
+    assert by_id[new_id]["supersededBy"] == []
+    shown = cli.json("show", "flaky-ci")
+    assert (shown["status"], shown["supersededBy"]) == ("superseded", [new_id])
+    assert f"superseded by: {new_id}" in cli("show", "flaky-ci").stdout
+    # A retired record names nothing: its supersedes list does not count.
+    assert cli("retire", new_id, "--reason", "wrong after all").returncode == 0
+    assert cli.json("show", "flaky-ci")["supersededBy"] == []
+
+
+def test_check_warns_on_unknown_ids_self_and_cycles(
+    store: Store, cli: Cli, write_record: RecordMaker
+) -> None:
+    write_record("a", "Record a", supersedes=["b"])
+    write_record("b", "Record b", supersedes=["a"])
+    write_record("c", "Record c", supersedes=["c", "gone"])
+    report = cli.json("check")
+    assert report["ok"]  # warnings never block
+    messages = {
+        f["locator"].rsplit("/", 1)[1]: [p["message"] for p in f["problems"]]
+        for f in report["files"]
+    }
+    assert messages["a.md"] == ["is part of a supersedes cycle: a → b → a"]
+    assert messages["b.md"] == ["is part of a supersedes cycle: a → b → a"]
+    assert messages["c.md"] == ["supersedes itself", "supersedes 'gone', which no record has"]

@@ -35,12 +35,12 @@ def run_show(record_id: str, *, repo: Path | None = None, json_output: bool = Fa
         printer.skipped(shown.warnings)
         if json_output:
             events = [event_to_json(e) for e in shown.events]
-            document = show_document(shown.record, shown.feedback, events)
+            document = show_document(shown.record, shown.feedback, events, shown.superseded_by)
             if shown.warnings:
                 document["warnings"] = [error.to_json()["error"] for error in shown.warnings]
             print_json(document)
         else:
-            printer.record(shown.record, shown.feedback)
+            printer.record(shown.record, shown.feedback, shown.superseded_by)
 
 
 def run_list(

@@ -57,6 +57,14 @@ def record(
         ),
     ] = None,
     edit: Annotated[bool, typer.Option("--edit", help="Write the record in $EDITOR.")] = False,
+    supersedes: Annotated[
+        list[str] | None,
+        typer.Option("--supersedes", metavar="ID", help="A record this one replaces (repeat)."),
+    ] = None,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="A repository path the lesson is about (repeat)."),
+    ] = None,
     stage: Annotated[bool, typer.Option("--stage", help="`git add` the new file.")] = False,
     repo: RepoOption = None,
     show_all: AllFlag = False,
@@ -102,6 +110,8 @@ def record(
             tags=tag or [],
             verification=verification or "",
             confidence=confidence,
+            supersedes=supersedes or [],
+            paths=path or [],
         )
         if sources > 1:
             raise RelioraError(
@@ -121,6 +131,10 @@ def record(
                     code="invalid_option",
                 )
             new = flags
+        # --supersedes and --path add to what a file or JSON names (the flags above set them).
+        if new is not flags:
+            new.supersedes = [*new.supersedes, *(supersedes or [])]
+            new.paths = [*new.paths, *(path or [])]
         saved = api.record(store, new, stage=stage, allow_secrets=allow_secret or ())
         wrote(f"saved {saved.record.id} as {saved.record.locator}")
         if draft is not None:

@@ -80,6 +80,7 @@ def run_search(
                     shown,
                     result.suggestions,
                     result.warnings,
+                    result.superseded_by,
                 )
             )
         else:
