@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from reliora_git.api import check_reads_back, refuse_secrets, validate_new
 from reliora_git.errors import RelioraError
@@ -124,6 +125,43 @@ def update(
     text = render_record(record)
     check_reads_back(text, doc.locator)
     replace_file(path, original, text, store)
+    return record
+
+
+@dataclass(frozen=True)
+class Editing:
+    """A record being edited by hand (``reliora edit``): where it is and what was read."""
+
+    record_id: str
+    locator: str
+    path: Path
+    original: bytes
+
+
+def begin_edit(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Editing:
+    index = index or open_index(store)
+    doc = index.inverted.docs[index.resolve(id_or_prefix)]
+    assert doc is not None
+    path = store.root.joinpath(*doc.locator.split("/"))
+    return Editing(doc.id, doc.locator, path, read_regular_file(path, doc.locator))
+
+
+def finish_edit(store: Store, editing: Editing, text: str) -> Record:
+    """Save the edited text as written, if it is a valid record with the same id."""
+    from reliora_git.parse import parse_record
+
+    record = parse_record(text, editing.locator).record
+    if record.id != editing.record_id:
+        raise RelioraError(
+            f"the id cannot change (it names the file and its feedback): keep "
+            f"{editing.record_id!r}",
+            code="invalid_record",
+        )
+    record.locator = editing.locator
+    validate_new(record)
+    refuse_secrets(store, record)
+    check_reads_back(text, editing.locator)
+    replace_file(editing.path, editing.original, text, store)
     return record
 
 

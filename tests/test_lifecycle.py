@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,34 @@ def test_check_warns_on_unknown_ids_self_and_cycles(
     assert messages["a.md"] == ["is part of a supersedes cycle: a → b → a"]
     assert messages["b.md"] == ["is part of a supersedes cycle: a → b → a"]
     assert messages["c.md"] == ["supersedes itself", "supersedes 'gone', which no record has"]
+
+
+def _editor(tmp_path: Path, python: str) -> str:
+    """An $EDITOR that runs ``python`` (code editing the file in sys.argv[1])."""
+    script = tmp_path / "editor.py"
+    script.write_text("import sys, pathlib\np = pathlib.Path(sys.argv[1])\n" + python)
+    return f"{sys.executable} {script}"
+
+
+def test_edit_saves_a_valid_draft_and_keeps_an_invalid_one(
+    store: Store, hand_written: Path, cli: Cli, tmp_path: Path
+) -> None:
+    fix = "p.write_text(p.read_text().replace('Raise the timeout', 'Lower the timeout'))\n"
+    done = cli("edit", "flaky", env={"EDITOR": _editor(tmp_path, fix)})
+    assert done.returncode == 0, done.stderr
+    assert "Lower the timeout for slow tests only." in hand_written.read_text()
+    assert "## Notes from the team" in hand_written.read_text()
+    assert not list((store.path / ".drafts").glob("*.md"))
+
+    before = hand_written.read_bytes()
+    broken = "p.write_text(p.read_text().replace('id: flaky-ci', 'id: another'))\n"
+    refused = cli("edit", "flaky-ci", env={"EDITOR": _editor(tmp_path, broken)})
+    assert refused.returncode == 2
+    assert "the id cannot change" in refused.stderr
+    assert "your draft is kept at .reliora/.drafts/edit-flaky-ci-" in refused.stderr
+    assert hand_written.read_bytes() == before
+    (draft,) = (store.path / ".drafts").glob("edit-flaky-ci-*.md")
+    assert "id: another" in draft.read_text()
+
+    unchanged = cli("edit", "flaky-ci", env={"EDITOR": _editor(tmp_path, "pass\n")})
+    assert (unchanged.returncode, unchanged.stdout) == (0, "no change to flaky-ci\n")

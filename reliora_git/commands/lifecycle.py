@@ -83,6 +83,57 @@ def update(
         _report(saved.id, saved.locator, saved.updated, "updated", as_json)
 
 
+def edit(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="An id, or a unique prefix.")],
+    repo: RepoOption = None,
+) -> None:
+    """Edit a record in $VISUAL or $EDITOR; it is saved only when it is valid.
+
+    The editor opens a draft copy in .reliora/.drafts/. A draft that is not a
+    valid record (or holds a secret, or changes the id) is kept and named, so
+    nothing typed is lost; the record is refused if its file changed meanwhile.
+
+    \b
+    Example:
+      EDITOR=nano reliora edit flaky-pytest
+    """
+    import os
+    import shlex
+    import subprocess
+
+    from reliora_git.lifecycle import begin_edit, finish_edit
+    from reliora_git.store import store_folder
+
+    with reporting():
+        store = find_store(repo)
+        editing = begin_edit(store, record_id)
+        drafts = store_folder(store, store.path / ".drafts")
+        draft = drafts / f"edit-{editing.record_id}-{os.getpid()}.md"
+        draft.unlink(missing_ok=True)  # never follow a planted link
+        with open(draft, "xb") as handle:
+            handle.write(editing.original)
+        shown = store.locator(draft)
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        if subprocess.run([*shlex.split(editor), str(draft)], check=False).returncode != 0:
+            raise RelioraError(
+                f"the editor failed; your draft is kept at {shown}", code="editor_failed"
+            )
+        text = draft.read_bytes()
+        if text == editing.original:
+            draft.unlink()
+            Printer().line(f"no change to {editing.record_id}")
+            return
+        try:
+            saved = finish_edit(store, editing, text.decode("utf-8"))
+        except (RelioraError, UnicodeDecodeError) as exc:
+            reason = exc.message if isinstance(exc, RelioraError) else "is not UTF-8"
+            code = exc.code if isinstance(exc, RelioraError) else "invalid_record"
+            raise RelioraError(f"{reason}; your draft is kept at {shown}", code=code) from None
+        draft.unlink()
+        wrote(f"saved {saved.id} in {saved.locator}")
+        Printer().line(f"saved {saved.id} in {saved.locator}")
+
+
 def retire(
     record_id: Annotated[str, typer.Argument(metavar="ID", help="An id, or a unique prefix.")],
     reason: Annotated[str, typer.Option(help="Why it no longer holds.")],
@@ -124,4 +175,5 @@ def _json_changes(source: str) -> Changes:
 
 def register(app: typer.Typer) -> None:
     app.command()(update)
+    app.command()(edit)
     app.command()(retire)
