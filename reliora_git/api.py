@@ -44,6 +44,7 @@ from reliora_git.values import paused_gc
 
 if TYPE_CHECKING:
     from reliora_git.credentials import Finding
+    from reliora_git.history import Freshness, History
 
 #: Fresh random names tried when a concurrent writer took the same one (chance ~1e-7 each).
 _NAME_ATTEMPTS = 5
@@ -63,6 +64,8 @@ class SearchResult:
     warnings: list[RelioraError] = field(default_factory=list)
     #: Record id → the active records that supersede it.
     superseded_by: dict[str, list[str]] = field(default_factory=dict)
+    #: The index searched, for what the shown results need next (their freshness).
+    index: StoreIndex | None = None
 
 
 def search(
@@ -87,8 +90,45 @@ def search(
         )
     suggestions = suggest_for(index.inverted, query.token_texts)
     return SearchResult(
-        query, context, hits, index.skipped, suggestions, index.folder_errors, index.superseded_by
+        query,
+        context,
+        hits,
+        index.skipped,
+        suggestions,
+        index.folder_errors,
+        index.superseded_by,
+        index,
     )
+
+
+def stale_records(store: Store) -> tuple[int, list[tuple[dict[str, Any], Freshness]]]:
+    """How many records name code paths, and the stale ones (record JSON, freshness)."""
+    index = open_index(store)
+    with_paths = [slot for slot in index.slots() if index.record_json(slot).get("paths")]
+    docs = index.inverted.docs
+    ids = [docs[slot].id for slot in with_paths]  # type: ignore[union-attr]
+    found = freshness_of(store, index, ids)
+    stale = [
+        (index.record_json(slot), found[record_id])
+        for slot, record_id in zip(with_paths, ids, strict=True)
+        if found[record_id].state == "stale"
+    ]
+    return len(with_paths), stale
+
+
+def freshness_of(store: Store, index: StoreIndex, ids: list[str]) -> dict[str, Freshness]:
+    """The freshness (SPEC.md §12) of the records ``ids``, from git history."""
+    from reliora_git.history import Subject, freshness
+
+    subjects = []
+    for record_id in ids:
+        slot = index.slot_of(record_id)
+        if slot is None:
+            continue
+        data = index.record_json(slot)
+        paths = tuple(p for p in data.get("paths") or [] if isinstance(p, str))
+        subjects.append(Subject(record_id, data["locator"], paths))
+    return freshness(store, subjects)
 
 
 # --- show / list -----------------------------------------------------------------------------
@@ -104,6 +144,9 @@ class Shown:
     warnings: list[RelioraError] = field(default_factory=list)
     #: The active records that supersede this one (its status is then "superseded").
     superseded_by: list[str] = field(default_factory=list)
+    freshness: Freshness | None = None
+    #: Provenance from git history (None outside git or before the first commit).
+    history: History | None = None
 
 
 def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Shown:
@@ -134,7 +177,12 @@ def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Sh
     superseded_by = index.superseded_by.get(doc.id, [])
     if superseded_by:
         entry.record.status = "superseded"  # derived, whatever the file says (SPEC.md §11)
-    return Shown(entry.record, summary, events, index.folder_errors, superseded_by)
+    from reliora_git.history import Subject, freshness, history_of
+
+    paths = tuple(entry.record.paths)
+    fresh = freshness(store, [Subject(doc.id, doc.locator, paths)])[doc.id]
+    history = history_of(store, doc.locator)
+    return Shown(entry.record, summary, events, index.folder_errors, superseded_by, fresh, history)
 
 
 def _read_file(store: Store, locator: str) -> str:

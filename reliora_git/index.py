@@ -321,6 +321,10 @@ class StoreIndex:
             if self.inverted.docs[slot].id != exclude_id  # type: ignore[union-attr]
         ]
 
+    def slot_of(self, record_id: str) -> int | None:
+        """The slot of the live record ``record_id``, or None."""
+        return self._slot_by_id.get(record_id)
+
     def record_count(self, exclude_id: str) -> int:
         return len(self._slot_by_id) - (exclude_id in self._slot_by_id)
 

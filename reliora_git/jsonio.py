@@ -73,10 +73,13 @@ def record_from_json(data: Any) -> Record:
 
 
 def hit_to_json(
-    rank: int, hit: Hit, superseded_by: Mapping[str, list[str]] | None = None
+    rank: int,
+    hit: Hit,
+    superseded_by: Mapping[str, list[str]] | None = None,
+    freshness: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     doc = hit.doc
-    return {
+    found = {
         "rank": rank,
         "id": doc.id,
         "title": doc.title,
@@ -93,6 +96,10 @@ def hit_to_json(
         "feedback": hit.feedback.to_json(),
         "scoreBreakdown": {name: r4(value) for name, value in hit.breakdown.items()},
     }
+    if freshness is not None:
+        fresh = freshness.get(doc.id)
+        found["freshness"] = fresh.to_json() if fresh is not None else {"state": "unknown"}
+    return found
 
 
 def search_document(
@@ -103,6 +110,7 @@ def search_document(
     suggestions: dict[str, list[str]] | None = None,
     warnings: list[RelioraError] | None = None,
     superseded_by: Mapping[str, list[str]] | None = None,
+    freshness: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``search --json`` document; ``suggestions`` only when a query token matched nothing.
 
@@ -116,7 +124,9 @@ def search_document(
         if context is None
         else {"text": context.text, "tokens": [t.text for t in context.tokens]},
         "total": len(hits),
-        "results": [hit_to_json(i, hit, superseded_by) for i, hit in enumerate(shown, start=1)],
+        "results": [
+            hit_to_json(i, hit, superseded_by, freshness) for i, hit in enumerate(shown, start=1)
+        ],
     }
     if suggestions:
         document["suggestions"] = suggestions

@@ -251,6 +251,9 @@ def search_tool(
     )
     shown = limit or load_config(store).search_limit
     notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
+    assert result.index is not None
+    ids = [hit.doc.id for hit in result.hits[:shown]]
+    freshness = api.freshness_of(store, result.index, ids)
     document = search_document(
         result.query,
         result.context,
@@ -259,6 +262,7 @@ def search_tool(
         result.suggestions,
         result.warnings,
         result.superseded_by,
+        freshness,
     )
     return Reply(document, notes)
 
@@ -266,7 +270,10 @@ def search_tool(
 def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:
     shown = api.show(store, id_or_prefix, index)
     events = [event_to_json(e) for e in shown.events]
-    return Reply(show_document(shown.record, shown.feedback, events, shown.superseded_by))
+    document = show_document(shown.record, shown.feedback, events, shown.superseded_by)
+    document["freshness"] = shown.freshness.to_json() if shown.freshness else None
+    document["history"] = shown.history.to_json() if shown.history else None
+    return Reply(document)
 
 
 def record_tool(store: Store, fields: dict[str, Any], index: StoreIndex | None = None) -> Reply:

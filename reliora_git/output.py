@@ -10,6 +10,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from reliora_git.duplicates import SimilarityWarning
@@ -19,6 +20,7 @@ from reliora_git.rank import FIELDS, Hit
 
 if TYPE_CHECKING:
     from reliora_git.api import CheckReport, SearchResult
+    from reliora_git.history import Freshness, History
 
 # C0 and C1 controls except tab and newline, DEL, and the bidi marks, embeddings,
 # overrides and isolates (the "Trojan Source" characters, U+061C included).
@@ -106,13 +108,19 @@ class Printer:
 
     # --- search ----------------------------------------------------------------------------
 
-    def search(self, result: SearchResult, limit: int) -> None:
+    def search(
+        self, result: SearchResult, limit: int, freshness: Mapping[str, Freshness] | None = None
+    ) -> None:
         hits = result.hits[:limit]
         if not hits:
             self.line(f"No experiences match {one_line(result.query.text)!r}.")
         more = len(result.hits) - len(hits)
         for rank, hit in enumerate(hits, start=1):
             self._hit(rank, hit)
+            fresh = (freshness or {}).get(hit.doc.id)
+            stale = fresh.line() if fresh is not None else None
+            if stale:
+                self.line("    " + self.style(one_line(stale), "yellow"))
         if more > 0:
             self.line(self.style(f"… and {more} more (use --limit to see them)", "dim"))
         for token, close in result.suggestions.items():
@@ -132,7 +140,12 @@ class Printer:
     # --- records ---------------------------------------------------------------------------
 
     def record(
-        self, record: Record, summary: FeedbackSummary, superseded_by: list[str] | None = None
+        self,
+        record: Record,
+        summary: FeedbackSummary,
+        superseded_by: list[str] | None = None,
+        freshness: Freshness | None = None,
+        history: History | None = None,
     ) -> None:
         self.line(self.style(one_line(record.title), "bold"))
         meta = [record.id, one_line(record.locator), f"status {record.status}"]
@@ -143,6 +156,16 @@ class Printer:
         self.line(self.style("  ·  ".join(meta), "dim"))
         if superseded_by:
             self.line("superseded by: " + ", ".join(one_line(i) for i in superseded_by))
+        stale = freshness.line() if freshness is not None else None
+        if stale:
+            self.line(self.style(one_line(stale), "yellow"))
+        if history is not None:
+            added, last = history.added.to_json(), history.last_changed.to_json()
+            self.line(
+                f"history: added {added['date'][:10]} by {one_line(added['author'])}; "
+                f"last changed {last['date'][:10]} ({last['commit']}); "
+                f"{history.commits} commit{'s' * (history.commits != 1)}"
+            )
         if record.supersedes:
             self.line("supersedes: " + ", ".join(one_line(i) for i in record.supersedes))
         if record.tags:

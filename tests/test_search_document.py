@@ -20,8 +20,10 @@ RESULT_KEYS = {
     "matchedTokens": list,
     "confidence": (str, type(None)),
     "status": str,
+    "supersededBy": list,  # SPEC.md §11
     "feedback": dict,
     "scoreBreakdown": dict,
+    "freshness": dict,  # SPEC.md §12
 }
 FEEDBACK_KEYS = {"success", "partial", "failure", "notApplicable", "outdated", "adjustment"}
 BREAKDOWN_KEYS = {

@@ -173,7 +173,56 @@ def _json_changes(source: str) -> Changes:
     return changes_from_json(data)
 
 
+def stale(
+    repo: RepoOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """List the records whose code changed since they were recorded (from git history).
+
+    A record is stale when a commit changed one of its `paths` after the last
+    commit that changed the record, or when a path no longer exists at HEAD.
+    Each is listed with the commits that touched its paths since.
+
+    \b
+    Example:
+      reliora stale --json
+    """
+    from reliora_git import api
+    from reliora_git.output import one_line
+
+    with reporting(json_output):
+        checked, found = api.stale_records(find_store(repo))
+        if json_output:
+            print_json(
+                {
+                    "checked": checked,
+                    "stale": [
+                        {
+                            "id": data["id"],
+                            "title": data["title"],
+                            "locator": data["locator"],
+                            "freshness": fresh.to_json(),
+                            "commits": [commit.to_json() for commit in fresh.commits],
+                        }
+                        for data, fresh in found
+                    ],
+                }
+            )
+            return
+        printer = Printer()
+        for data, fresh in found:
+            printer.line(f"{data['id']}  {one_line(data['title'])}")
+            printer.line(f"    {one_line(fresh.line() or '')}")
+            for commit in fresh.commits[:10]:
+                info = commit.to_json()
+                printer.line(
+                    f"    {info['commit'][:10]} {info['date'][:10]} {one_line(commit.subject)}"
+                )
+        printer.line(f"{len(found)} of {checked} record(s) with paths are stale")
+
+
 def register(app: typer.Typer) -> None:
     app.command()(update)
     app.command()(edit)
     app.command()(retire)
+    app.command()(stale)

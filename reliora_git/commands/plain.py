@@ -36,11 +36,15 @@ def run_show(record_id: str, *, repo: Path | None = None, json_output: bool = Fa
         if json_output:
             events = [event_to_json(e) for e in shown.events]
             document = show_document(shown.record, shown.feedback, events, shown.superseded_by)
+            document["freshness"] = shown.freshness.to_json() if shown.freshness else None
+            document["history"] = shown.history.to_json() if shown.history else None
             if shown.warnings:
                 document["warnings"] = [error.to_json()["error"] for error in shown.warnings]
             print_json(document)
         else:
-            printer.record(shown.record, shown.feedback, shown.superseded_by)
+            printer.record(
+                shown.record, shown.feedback, shown.superseded_by, shown.freshness, shown.history
+            )
 
 
 def run_list(

@@ -71,6 +71,10 @@ def run_search(
         shown = limit or load_config(store).search_limit
         printer = Printer()
         printer.skipped(result.skipped)
+        # Freshness for the results shown only: git history is read for those (SPEC.md §12).
+        assert result.index is not None
+        ids = [hit.doc.id for hit in result.hits[:shown]]
+        freshness = api.freshness_of(store, result.index, ids)
         if json_output:
             print_json(
                 search_document(
@@ -81,10 +85,11 @@ def run_search(
                     result.suggestions,
                     result.warnings,
                     result.superseded_by,
+                    freshness,
                 )
             )
         else:
-            printer.search(result, shown)
+            printer.search(result, shown, freshness)
 
 
 def parse_search_argv(args: list[str]) -> dict[str, Any] | None:

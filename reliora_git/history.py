@@ -1,0 +1,203 @@
+"""Freshness and provenance of records from git history (SPEC.md §12).
+
+A record's ``paths`` name the code it is about. It is *stale* when a commit
+changed one of them after the last commit that changed the record file, or
+when one no longer exists at HEAD. Everything here is read with one ``git
+log`` over the records and their paths (and one ``git ls-tree`` for what
+exists at HEAD), never changing a score. Paths are data from files anyone can
+commit: they reach git only as literal, top-relative pathspecs after ``--``,
+and one that is absolute or climbs out with ``..`` is reported missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reliora_git import git
+from reliora_git.store import Store
+
+#: Fields of one commit in the log: sha, commit time, author, subject.
+_FORMAT = "%x1e%H%x1f%ct%x1f%an%x1f%s"
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    time: int
+    author: str
+    subject: str
+
+    def to_json(self) -> dict[str, Any]:
+        import datetime as dt
+
+        when = dt.datetime.fromtimestamp(self.time, dt.timezone.utc)
+        return {
+            "commit": self.sha[:12],
+            "date": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "author": self.author,
+            "subject": self.subject,
+        }
+
+
+@dataclass
+class Freshness:
+    state: str  # "fresh", "stale" or "unknown"
+    changed_paths: list[str] = field(default_factory=list)
+    missing_paths: list[str] = field(default_factory=list)
+    #: The commits that changed the record's paths since it was last changed, newest first.
+    commits: list[Commit] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "changedPaths": self.changed_paths,
+            "missingPaths": self.missing_paths,
+            "commitsSince": len(self.commits),
+        }
+
+    def line(self) -> str | None:
+        """What a person sees under a stale record, or None."""
+        if self.state != "stale":
+            return None
+        parts = []
+        if self.changed_paths:
+            shown = ", ".join(self.changed_paths[:3])
+            more = f" and {len(self.changed_paths) - 3} more" if len(self.changed_paths) > 3 else ""
+            count = len(self.commits)
+            parts.append(
+                f"{shown}{more} changed in {count} commit{'s' * (count != 1)} "
+                "since this was recorded"
+            )
+        if self.missing_paths:
+            parts.append(f"{', '.join(self.missing_paths[:3])} no longer exist(s)")
+        return "stale: " + "; ".join(parts)
+
+
+UNKNOWN = Freshness("unknown")
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A record to measure: its id, its file (store locator) and its code paths."""
+
+    id: str
+    locator: str
+    paths: tuple[str, ...]
+
+
+def safe_path(path: str) -> bool:
+    """A repo-relative POSIX path that stays inside the repository."""
+    if not path or path.startswith(("/", "\\")):
+        return False
+    return ".." not in path.split("/") and "\0" not in path and "\n" not in path
+
+
+def _matches(changed: str, path: str) -> bool:
+    return changed == path or (path.endswith("/") and changed.startswith(path))
+
+
+def freshness(store: Store, subjects: Sequence[Subject]) -> dict[str, Freshness]:
+    """The freshness of each subject, by id (``unknown`` outside git or without paths)."""
+    found = {s.id: UNKNOWN for s in subjects}
+    measured = [s for s in subjects if s.paths]
+    if not measured or git.toplevel(store.root) is None:
+        return found
+    prefix = git.show_prefix(store.root)
+    paths = sorted({p for s in measured for p in s.paths if safe_path(p)})
+    record_files = {s.id: prefix + s.locator for s in measured}
+    log = _log(store, [*record_files.values(), *paths])
+    existing = _existing(store, paths)
+    boundary = _shallow_boundary(store)
+    for subject in measured:
+        record_file = record_files[subject.id]
+        own = [p for p in subject.paths if safe_path(p)]
+        missing = [p for p in subject.paths if not safe_path(p) or not _exists(p, existing)]
+        since: list[Commit] = []
+        changed: list[str] = []
+        seen_record = False
+        cut = False  # the record's commit is where a shallow clone's history is cut off
+        for commit, files in log:
+            if record_file in files:
+                seen_record = True
+                cut = commit.sha in boundary
+                break
+            hits = [p for p in own if any(_matches(f, p) for f in files)]
+            if hits:
+                since.append(commit)
+                changed.extend(p for p in hits if p not in changed)
+        if cut or (not seen_record and boundary):
+            # The commit that last changed the record is beyond the history at hand: a
+            # cut-off commit shows every file as added, whatever really changed there.
+            found[subject.id] = Freshness("unknown", missing_paths=missing)
+            continue
+        if not seen_record:
+            since, changed = [], []  # not committed yet: measured from now (SPEC.md §12)
+        state = "stale" if since or missing else "fresh"
+        found[subject.id] = Freshness(state, changed, missing, since)
+    return found
+
+
+def _shallow_boundary(store: Store) -> set[str]:
+    """The commits a shallow clone's history stops at (empty for a full clone)."""
+    out = git.run(["rev-parse", "--git-path", "shallow"], store.root, check=False).strip()
+    path = store.root / out.decode("utf-8", "surrogateescape")
+    try:
+        return set(path.read_text(encoding="ascii").split())
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+def _log(store: Store, pathspecs: list[str]) -> list[tuple[Commit, set[str]]]:
+    """Newest first: each commit touching ``pathspecs`` (top-relative) and the files it changed."""
+    specs = [f":(top,literal){p}" for p in pathspecs]
+    args = ["-c", "core.quotePath=false", "log", f"--format={_FORMAT}", "--name-only"]
+    out = git.run([*args, "--no-renames", "--", *specs], store.root, check=False)
+    commits: list[tuple[Commit, set[str]]] = []
+    for block in out.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
+        header, _, names = block.partition("\n")
+        sha, time, author, subject = [*header.split("\x1f"), "", "", ""][:4]
+        files = {line for line in names.splitlines() if line}
+        commits.append((Commit(sha, int(time or 0), author, subject), files))
+    return commits
+
+
+def _existing(store: Store, paths: list[str]) -> set[str]:
+    if not paths:
+        return set()
+    specs = [f":(top,literal){p}" for p in paths]
+    args = ["-c", "core.quotePath=false", "ls-tree", "-r", "--name-only", "--full-tree", "HEAD"]
+    out = git.run([*args, "--", *specs], store.root, check=False)
+    return set(out.decode("utf-8", "surrogateescape").splitlines())
+
+
+def _exists(path: str, existing: set[str]) -> bool:
+    if path.endswith("/"):
+        return any(name.startswith(path) for name in existing)
+    return path in existing
+
+
+@dataclass(frozen=True)
+class History:
+    added: Commit
+    last_changed: Commit
+    commits: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "added": self.added.to_json(),
+            "lastChanged": self.last_changed.to_json(),
+            "commits": self.commits,
+        }
+
+
+def history_of(store: Store, locator: str) -> History | None:
+    """Provenance of one record file: the commit that added it, the last one, how many."""
+    if git.toplevel(store.root) is None:
+        return None
+    prefix = git.show_prefix(store.root)
+    log = _log(store, [prefix + locator])
+    if not log:
+        return None
+    return History(added=log[-1][0], last_changed=log[0][0], commits=len(log))
