@@ -101,6 +101,70 @@ def search(
     )
 
 
+@dataclass
+class About:
+    #: The paths asked about, top-relative (folders end with ``/``).
+    paths: list[str]
+    #: Matching records as JSON, newest first, each with its freshness.
+    records: list[tuple[dict[str, Any], Freshness]]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``about --json`` document (and the MCP tool's)."""
+        return {
+            "paths": self.paths,
+            "results": [
+                {
+                    "id": data["id"],
+                    "title": data["title"],
+                    "locator": data["locator"],
+                    "created": data.get("created"),
+                    "paths": data.get("paths") or [],
+                    "freshness": fresh.to_json(),
+                }
+                for data, fresh in self.records
+            ],
+        }
+
+
+def about(store: Store, given: list[str], index: StoreIndex | None = None) -> About:
+    """The records whose ``paths`` are about these files or folders (SPEC.md §12)."""
+    from reliora_git.history import paths_match
+
+    wanted = [_repo_path(store, raw) for raw in given]
+    index = index or open_index(store)
+    matches = []
+    for slot in index.slots():
+        data = index.record_json(slot)
+        own = [p for p in data.get("paths") or [] if isinstance(p, str)]
+        if any(paths_match(p, w) for p in own for w in wanted):
+            matches.append(data)
+    matches.sort(key=lambda d: (d.get("created") or "", d["id"]), reverse=True)
+    found = freshness_of(store, index, [d["id"] for d in matches])
+    return About(wanted, [(d, found[d["id"]]) for d in matches])
+
+
+def _repo_path(store: Store, raw: str) -> str:
+    """``raw`` as a path from the top of the repository (or the store's folder outside git)."""
+    from reliora_git import git
+
+    top = git.toplevel(store.root) or store.root
+    given = Path(raw)
+    if given.is_absolute() or given.exists():
+        absolute = Path(os.path.abspath(given))
+        try:
+            relative = absolute.relative_to(Path(os.path.realpath(top)))
+        except ValueError:
+            try:
+                relative = absolute.relative_to(top)
+            except ValueError:
+                raise RelioraError(
+                    f"{raw} is outside the repository at {top}", code="usage"
+                ) from None
+        text = relative.as_posix()
+        return f"{text}/" if absolute.is_dir() and text != "." else text
+    return raw.replace("\\", "/")
+
+
 def stale_records(store: Store) -> tuple[int, list[tuple[dict[str, Any], Freshness]]]:
     """How many records name code paths, and the stale ones (record JSON, freshness)."""
     index = open_index(store)

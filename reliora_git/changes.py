@@ -94,6 +94,8 @@ class Review:
     feedback_errors: list[RecordError]
     #: Store folders that head keeps as symbolic links (never read): errors.
     folder_errors: list[RelioraError] = field(default_factory=list)
+    #: Records (changed or not) about code the change touches: (record JSON, matched files).
+    about_code: list[tuple[dict[str, object], list[str]]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -148,6 +150,7 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
         changes = _record_changes(trees.record_changes, trees.head, trees.before, view, entropy)
         titles = {doc.id: doc.title for doc in trees.index.docs()}
         folder_errors = trees.index.folder_errors
+        about_code = _about_code(store, trees.index, base_side.commit, head_side.commit)
     events = sorted(
         (
             event
@@ -175,6 +178,7 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
         {rid: titles.get(rid) for rid in other},
         errors,
         folder_errors,
+        about_code,
     )
 
 
@@ -291,7 +295,9 @@ def _record_changes(
         file = reports.get(c.path)
         if file is not None:
             change.problems = file.problems
-            change.similar = file.similar
+            # A pure rename changes no text: its duplicates were seen when it was added.
+            pure_rename = kind == "renamed" and c.old_blob == c.new_blob
+            change.similar = [] if pure_rename else file.similar
         _withhold(change, secrets.get(c.path, []))
         before = old.get(c.old_path or c.path)
         if kind in ("modified", "renamed") and before is not None:
@@ -314,6 +320,34 @@ def _withhold(change: RecordChange, findings: list[Finding]) -> None:
         WITHHELD if f"problems[{n}]" in fields else item
         for n, item in enumerate(change.record_problems, 1)
     ]
+
+
+def _about_code(
+    store: Store, index: StoreIndex, base: str, head: str
+) -> list[tuple[dict[str, object], list[str]]]:
+    """The records at head whose ``paths`` match files the change touches (SPEC.md §12)."""
+    from reliora_git.history import paths_match
+
+    out = git.run(["diff", "--name-only", "-z", "--no-renames", base, head], store.root)
+    store_dir = git.show_prefix(store.root) + ".reliora/"
+    changed = [
+        name
+        for name in out.decode("utf-8", "surrogateescape").split("\0")
+        if name and not name.startswith(store_dir)
+    ]
+    if not changed:
+        return []
+    found = []
+    for slot in index.slots():
+        data = index.record_json(slot)
+        own = [p for p in data.get("paths") or [] if isinstance(p, str)]
+        if not own:
+            continue
+        hits = [name for name in changed if any(paths_match(p, name) for p in own)]
+        if hits:
+            found.append((data, hits))
+    found.sort(key=lambda item: str(item[0]["id"]))
+    return found
 
 
 def _secrets_in_notes(

@@ -201,3 +201,24 @@ def history_of(store: Store, locator: str) -> History | None:
     if not log:
         return None
     return History(added=log[-1][0], last_changed=log[0][0], commits=len(log))
+
+
+def staged_code_paths(store: Store) -> list[str]:
+    """Files staged for the next commit outside ``.reliora/``, top-relative, sorted.
+
+    What ``record --paths-from-staged`` names: the code the lesson was learned on.
+    """
+    if git.toplevel(store.root) is None:
+        from reliora_git.errors import RelioraError
+
+        raise RelioraError("--paths-from-staged needs a git repository", code="not_git")
+    changes = git.staged_changes(store.root, [])  # the whole index
+    store_dir = git.show_prefix(store.root) + ".reliora/"
+    return sorted({c.path for c in changes if c.status != "D" and not c.path.startswith(store_dir)})
+
+
+def paths_match(record_path: str, given: str) -> bool:
+    """Whether a record's path is about ``given`` (a file, or a folder ending in ``/``)."""
+    if record_path == given or (record_path.endswith("/") and given.startswith(record_path)):
+        return True
+    return given.endswith("/") and record_path.startswith(given)

@@ -65,6 +65,13 @@ UPDATE = (
     "updated; commit the changed file."
 )
 
+ABOUT = (
+    "Before editing files, list the experiences about them: records whose paths name "
+    "those files or folders (repository-relative; a folder ends with '/'), newest first, "
+    "each with its freshness from git history ('stale' when the code changed since the "
+    "record was written or a path is gone: check the current code before relying on it)."
+)
+
 FEEDBACK = (
     "Report how an experience worked out once you used or tried it (id or unique id "
     "prefix). outcome: 'success' (it solved the problem), 'partial' (it helped but needed "

@@ -170,6 +170,14 @@ def build_server(repo: Path | None = None) -> MCPServer:
         }
         return answer(indexed(lambda s, index: record_tool(s, fields, index)))
 
+    @server.tool(name="about", description=mcp_help.ABOUT, annotations=READS)
+    def about(
+        paths: Annotated[
+            list[str], Field(description="Files or folders, relative to the repository root.")
+        ],
+    ) -> CallToolResult:
+        return answer(indexed(lambda s, index: about_tool(s, paths, index)))
+
     @server.tool(name="update", description=mcp_help.UPDATE, annotations=CHANGES)
     def update(
         id: Annotated[str, Field(description="The experience to refine (id or unique prefix).")],
@@ -285,6 +293,10 @@ def record_tool(store: Store, fields: dict[str, Any], index: StoreIndex | None =
             "warnings": [w.to_json() for w in saved.warnings],
         }
     )
+
+
+def about_tool(store: Store, paths: list[str], index: StoreIndex | None = None) -> Reply:
+    return Reply(api.about(store, paths, index).to_json())
 
 
 def update_tool(

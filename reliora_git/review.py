@@ -76,6 +76,8 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: b
     if invalid:
         head.append(f"\n**{invalid} record(s) are invalid**: run `reliora check` on them.")
     sections = [_md_change(change, show_all) for change in review.changes]
+    if review.about_code:
+        sections.append(_md_about_code(review))
     if review.other_feedback:
         sections.append(_md_other_feedback(review))
     if review.feedback_errors:
@@ -134,6 +136,16 @@ def _md_change(change: RecordChange, show_all: bool) -> str:
     return "\n".join(lines)
 
 
+def _md_about_code(review: Review) -> str:
+    lines = ["### Experiences about code this change touches", ""]
+    for data, files in review.about_code[:MAX_ITEMS]:
+        touched = ", ".join(md(f) for f in files[:5]) + (" …" if len(files) > 5 else "")
+        lines.append(f"- **{md(str(data['title']))}** ({md(str(data['id']))}): {touched}")
+    if len(review.about_code) > MAX_ITEMS:
+        lines.append(f"- _…and {len(review.about_code) - MAX_ITEMS} more_")
+    return "\n".join(lines)
+
+
 def _md_event(event: FeedbackEvent) -> str:
     who = f" by {md(event.author, 80)}" if event.author else ""
     note = f": {md(event.note)}" if event.note else ""
@@ -182,6 +194,15 @@ def to_json(review: Review) -> dict[str, Any]:
             event_to_json(event) for events in review.other_feedback.values() for event in events
         ],
         "feedbackErrors": [_error_json(error) for error in review.feedback_errors],
+        "aboutChangedCode": [
+            {
+                "id": data["id"],
+                "title": data["title"],
+                "locator": data["locator"],
+                "files": files,
+            }
+            for data, files in review.about_code
+        ],
     }
 
 
@@ -226,6 +247,14 @@ def to_text(review: Review, show_all: bool = False) -> str:
         lines.extend(f"         {_text_event(event)}" for event in events)
     for error in review.feedback_errors:
         lines.append(f"unreadable feedback: {plain(str(error))}")
+    if review.about_code:
+        lines.append("")
+        lines.append("experiences about code this change touches:")
+        for data, files in review.about_code:
+            touched = ", ".join(plain(f) for f in files[:5])
+            lines.append(
+                f"         {plain(str(data['id']))}  {plain(str(data['title']))}: {touched}"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -176,3 +176,75 @@ def test_stale_lists_the_commits(repo: Path, store: Store, cli: Cli) -> None:
         subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True).stdout
         == b""
     )
+
+
+def test_record_paths_from_staged_and_about(repo: Path, store: Store, cli: Cli) -> None:
+    _code(repo, "src/billing/retry.py", "v1\n")
+    _code(repo, "docs/notes.md", "n\n")
+    git(repo, "add", "src", "docs")
+    done = cli(
+        "record",
+        "--title",
+        "Retry backoff",
+        "--task",
+        "t",
+        "--solution",
+        "s",
+        "--paths-from-staged",
+        "--path",
+        "src/",
+    )
+    assert done.returncode == 0, done.stderr
+    record_id = done.stdout.split()[1]
+    assert cli.json("show", record_id)["paths"] == ["src/", "docs/notes.md", "src/billing/retry.py"]
+    _commit(repo, "code and lesson")
+    for asked in (["src/billing/retry.py"], ["src/billing/"], [str(repo / "src")]):
+        found = cli.json("about", *asked)
+        assert [r["id"] for r in found["results"]] == [record_id], asked
+        assert found["results"][0]["freshness"]["state"] == "fresh"
+    assert cli.json("about", "lib/other.py")["results"] == []
+    assert "No experiences are about lib/other.py." in cli("about", "lib/other.py").stdout
+    _code(repo, "src/billing/retry.py", "v2\n")
+    _commit(repo, "rework")
+    assert "[stale]" in cli("about", "src/billing/retry.py").stdout
+
+
+def test_review_names_the_lessons_about_the_code_it_touches(
+    repo: Path, store: Store, cli: Cli
+) -> None:
+    _code(repo, "src/billing/retry.py", "v1\n")
+    _commit(repo, "code")
+    record_id = _lesson(cli, "src/billing/")
+    _commit(repo, "lesson")
+    git(repo, "branch", "-M", "main")
+    git(repo, "checkout", "-qb", "feature")
+    _code(repo, "src/billing/retry.py", "v2\n")
+    _code(repo, "README", "r\n")
+    _commit(repo, "rework retry")
+    data = json.loads(cli("review", "--base", "main", "--format", "json").stdout)
+    assert data["aboutChangedCode"] == [
+        {
+            "id": record_id,
+            "title": "Retry backoff in billing",
+            "locator": f".reliora/experiences/{record_id}.md",
+            "files": ["src/billing/retry.py"],
+        }
+    ]
+    markdown = cli("review", "--base", "main").stdout
+    assert "### Experiences about code this change touches" in markdown
+    assert "src/billing/retry\\.py" in markdown
+
+
+def test_a_pure_rename_raises_no_duplicate_warning_in_review(
+    repo: Path, store: Store, cli: Cli
+) -> None:
+    first = _lesson(cli, title="Deploy rollback plan for ops")
+    _lesson(cli, title="Deploy rollback plan for ops teams")
+    _commit(repo, "two similar lessons")
+    git(repo, "branch", "-M", "main")
+    git(repo, "checkout", "-qb", "rename")
+    git(repo, "mv", f".reliora/experiences/{first}.md", ".reliora/experiences/renamed.md")
+    _commit(repo, "rename")
+    data = json.loads(cli("review", "--base", "main", "--format", "json").stdout)
+    (change,) = data["records"]
+    assert (change["kind"], change["warnings"]) == ("renamed", [])

@@ -104,7 +104,15 @@ def test_an_agent_lists_records_searches_and_gives_feedback(store: Store, repo: 
     async def scenario() -> None:
         async with reliora_mcp(repo) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            assert set(tools) == {"search", "show", "record", "update", "feedback", "check"}
+            assert set(tools) == {
+                "search",
+                "show",
+                "about",
+                "record",
+                "update",
+                "feedback",
+                "check",
+            }
             # The descriptions carry the seed's warning: a match level is evidence, not truth.
             assert "not truth" in (tools["search"].description or "")
             assert "strong" in (tools["search"].description or "")

@@ -221,8 +221,42 @@ def stale(
         printer.line(f"{len(found)} of {checked} record(s) with paths are stale")
 
 
+def about(
+    paths: Annotated[list[str], typer.Argument(metavar="PATH…", help="Files or folders.")],
+    repo: RepoOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """List the records about these files or folders (their `paths`), newest first.
+
+    Read them before editing the code: stale ones (the code changed since) are
+    marked.
+
+    \b
+    Example:
+      reliora about src/billing/retry.py
+    """
+    from reliora_git import api
+    from reliora_git.output import one_line
+
+    with reporting(json_output):
+        found = api.about(find_store(repo), paths)
+        if json_output:
+            print_json(found.to_json())
+            return
+        printer = Printer()
+        if not found.records:
+            printer.line("No experiences are about " + ", ".join(found.paths) + ".")
+        for data, fresh in found.records:
+            mark = "  [stale]" if fresh.state == "stale" else ""
+            printer.line(f"{data['id']}  {one_line(data['title'])}{mark}")
+            printer.line(f"    about: {', '.join(one_line(p) for p in data.get('paths') or [])}")
+            if fresh.line():
+                printer.line(f"    {one_line(fresh.line() or '')}")
+
+
 def register(app: typer.Typer) -> None:
     app.command()(update)
     app.command()(edit)
     app.command()(retire)
     app.command()(stale)
+    app.command()(about)

@@ -65,6 +65,12 @@ def record(
         list[str] | None,
         typer.Option("--path", help="A repository path the lesson is about (repeat)."),
     ] = None,
+    paths_from_staged: Annotated[
+        bool,
+        typer.Option(
+            "--paths-from-staged", help="Add the files staged outside .reliora/ as paths."
+        ),
+    ] = False,
     stage: Annotated[bool, typer.Option("--stage", help="`git add` the new file.")] = False,
     repo: RepoOption = None,
     show_all: AllFlag = False,
@@ -135,6 +141,11 @@ def record(
         if new is not flags:
             new.supersedes = [*new.supersedes, *(supersedes or [])]
             new.paths = [*new.paths, *(path or [])]
+        if paths_from_staged:
+            from reliora_git.history import staged_code_paths
+
+            staged = [p for p in staged_code_paths(store) if p not in new.paths]
+            new.paths = [*new.paths, *staged]
         saved = api.record(store, new, stage=stage, allow_secrets=allow_secret or ())
         wrote(f"saved {saved.record.id} as {saved.record.locator}")
         if draft is not None:
