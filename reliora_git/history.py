@@ -98,8 +98,18 @@ def _matches(changed: str, path: str) -> bool:
     return changed == path or (path.endswith("/") and changed.startswith(path))
 
 
+#: Above this many pathspecs, the whole log is read and filtered here: git matches each
+#: changed file against every pathspec, which for 10,000 records costs more than the log.
+MAX_PATHSPECS = 200
+
+
 def freshness(store: Store, subjects: Sequence[Subject]) -> dict[str, Freshness]:
-    """The freshness of each subject, by id (``unknown`` outside git or without paths)."""
+    """The freshness of each subject, by id (``unknown`` outside git or without paths).
+
+    One pass over the log (newest first) finds, for each record file, the newest
+    commit that changed it, and for each code path the commits that changed it;
+    a record's stale commits are those of its paths newer than its own.
+    """
     found = {s.id: UNKNOWN for s in subjects}
     measured = [s for s in subjects if s.paths]
     if not measured or git.toplevel(store.root) is None:
@@ -107,35 +117,44 @@ def freshness(store: Store, subjects: Sequence[Subject]) -> dict[str, Freshness]
     prefix = git.show_prefix(store.root)
     paths = sorted({p for s in measured for p in s.paths if safe_path(p)})
     record_files = {s.id: prefix + s.locator for s in measured}
-    log = _log(store, [*record_files.values(), *paths])
+    wanted = [*record_files.values(), *paths]
+    log = _log(store, wanted if len(wanted) <= MAX_PATHSPECS else None)
     existing = _existing(store, paths)
     boundary = _shallow_boundary(store)
+    # Newest commit (its position in the log) of each record file, and commits per path.
+    newest: dict[str, int] = {}
+    record_set = set(record_files.values())
+    exact = {p for p in paths if not p.endswith("/")}
+    folders = [p for p in paths if p.endswith("/")]
+    touched: dict[str, list[int]] = {}
+    for at, (_, files) in enumerate(log):
+        for name in files:
+            if name in record_set and name not in newest:
+                newest[name] = at
+            if name in exact:
+                touched.setdefault(name, []).append(at)
+        for folder in folders:
+            if any(name.startswith(folder) for name in files):
+                touched.setdefault(folder, []).append(at)
     for subject in measured:
-        record_file = record_files[subject.id]
         own = [p for p in subject.paths if safe_path(p)]
         missing = [p for p in subject.paths if not safe_path(p) or not _exists(p, existing)]
-        since: list[Commit] = []
-        changed: list[str] = []
-        seen_record = False
-        cut = False  # the record's commit is where a shallow clone's history is cut off
-        for commit, files in log:
-            if record_file in files:
-                seen_record = True
-                cut = commit.sha in boundary
-                break
-            hits = [p for p in own if any(_matches(f, p) for f in files)]
-            if hits:
-                since.append(commit)
-                changed.extend(p for p in hits if p not in changed)
-        if cut or (not seen_record and boundary):
-            # The commit that last changed the record is beyond the history at hand: a
-            # cut-off commit shows every file as added, whatever really changed there.
+        position = newest.get(record_files[subject.id])
+        if (position is None and boundary) or (
+            position is not None and log[position][0].sha in boundary
+        ):
+            # The record's last commit is beyond the history at hand: a cut-off commit
+            # shows every file as added, whatever really changed there.
             found[subject.id] = Freshness("unknown", missing_paths=missing)
             continue
-        if not seen_record:
-            since, changed = [], []  # not committed yet: measured from now (SPEC.md §12)
+        if position is None:
+            # Not committed yet: measured from now (SPEC.md §12).
+            found[subject.id] = Freshness("stale" if missing else "fresh", [], missing, [])
+            continue
+        since = sorted({i for p in own for i in touched.get(p, []) if i < position})
+        changed = [p for p in own if any(i < position for i in touched.get(p, []))]
         state = "stale" if since or missing else "fresh"
-        found[subject.id] = Freshness(state, changed, missing, since)
+        found[subject.id] = Freshness(state, changed, missing, [log[i][0] for i in since])
     return found
 
 
@@ -149,9 +168,10 @@ def _shallow_boundary(store: Store) -> set[str]:
         return set()
 
 
-def _log(store: Store, pathspecs: list[str]) -> list[tuple[Commit, set[str]]]:
-    """Newest first: each commit touching ``pathspecs`` (top-relative) and the files it changed."""
-    specs = [f":(top,literal){p}" for p in pathspecs]
+def _log(store: Store, pathspecs: list[str] | None) -> list[tuple[Commit, set[str]]]:
+    """Newest first: each commit touching ``pathspecs`` (top-relative; None: every commit)
+    and the files it changed."""
+    specs = [f":(top,literal){p}" for p in pathspecs or []]
     args = ["-c", "core.quotePath=false", "log", f"--format={_FORMAT}", "--name-only"]
     out = git.run([*args, "--no-renames", "--", *specs], store.root, check=False)
     commits: list[tuple[Commit, set[str]]] = []

@@ -72,6 +72,15 @@ def record_from_json(data: Any) -> Record:
     return record
 
 
+#: SPEC.md §12's freshness of a record that git history says nothing about.
+UNKNOWN_FRESHNESS: dict[str, Any] = {
+    "state": "unknown",
+    "changedPaths": [],
+    "missingPaths": [],
+    "commitsSince": 0,
+}
+
+
 def hit_to_json(
     rank: int,
     hit: Hit,
@@ -98,7 +107,7 @@ def hit_to_json(
     }
     if freshness is not None:
         fresh = freshness.get(doc.id)
-        found["freshness"] = fresh.to_json() if fresh is not None else {"state": "unknown"}
+        found["freshness"] = fresh.to_json() if fresh is not None else dict(UNKNOWN_FRESHNESS)
     return found
 
 

@@ -52,7 +52,8 @@ def catalog_document(catalog: Catalog, text: str, context: str | None, limit: in
     hits = rank(catalog.indexed(), query, feedback=catalog.feedback(), context=ctx)
     out = io.StringIO()
     with redirect_stdout(out):
-        print_json(search_document(query, ctx, hits, limit))
+        # No record of the corpus names code paths: every freshness is unknown (SPEC.md §12).
+        print_json(search_document(query, ctx, hits, limit, freshness={}))
     return out.getvalue()
 
 
