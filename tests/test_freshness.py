@@ -253,3 +253,23 @@ def test_a_pure_rename_raises_no_duplicate_warning_in_review(
     data = json.loads(cli("review", "--base", "main", "--format", "json").stdout)
     (change,) = data["records"]
     assert (change["kind"], change["warnings"]) == ("renamed", [])
+
+
+def test_the_mcp_about_tool(repo: Path, store: Store, cli: Cli) -> None:
+    import pytest
+
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+    from tests.test_mcp import document, reliora_mcp, run
+
+    _code(repo, "src/a.py", "a\n")
+    _commit(repo, "code")
+    record_id = _lesson(cli, "src/a.py")
+    _commit(repo, "lesson")
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            found = document(await session.call_tool("about", {"paths": ["src/a.py"]}))
+            assert [r["id"] for r in found["results"]] == [record_id]
+            assert found["results"][0]["freshness"]["state"] == "fresh"
+
+    run(scenario)
