@@ -25,11 +25,16 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from reliora_git import __version__, api, mcp_help
-from reliora_git.commands.check_staged import report_to_json
 from reliora_git.config import load_config
 from reliora_git.errors import RelioraError, from_os_error
 from reliora_git.index import LiveIndex, StoreIndex
-from reliora_git.jsonio import event_to_json, record_from_json, search_document, show_document
+from reliora_git.jsonio import (
+    check_document,
+    event_to_json,
+    record_from_json,
+    search_document,
+    show_document,
+)
 from reliora_git.store import Store, find_store
 
 Document = dict[str, Any]
@@ -321,7 +326,7 @@ def check_tool(store: Store, paths: list[str] | None, index: StoreIndex | None =
     # The server's working folder is whatever the client chose: paths are taken
     # relative to the repository root, where the agent sees them in locators.
     absolute = [str(store.root / p) for p in paths] if paths else None
-    return Reply(report_to_json(api.check(store, absolute, index)))
+    return Reply(check_document(api.check(store, absolute, index)))
 
 
 # --- results ---------------------------------------------------------------------------------

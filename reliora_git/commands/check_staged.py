@@ -8,11 +8,9 @@ in commands/check.py calls the same function for every other spelling.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from reliora_git.api import CheckReport
 from reliora_git.commands.reporting import reporting
-from reliora_git.jsonio import problem_to_json
+from reliora_git.jsonio import check_document
 
 
 def run_check_staged(
@@ -36,7 +34,7 @@ def run_check_staged(
             secrets_entropy=config.secrets_entropy,
         )
         if json_output:
-            print_json({**report_to_json(result.report), "staged": True})
+            print_json({**check_document(result.report), "staged": True})
         elif result.report.checked or result.report.files:
             # Nothing staged under .reliora/ (most commits): say nothing.
             Printer().check(result.report, show_all)
@@ -47,19 +45,3 @@ def run_check_staged(
         or (result.has_invalid_records and config.block_on_invalid)
     )
     return 1 if blocked else 0
-
-
-def report_to_json(report: CheckReport) -> dict[str, Any]:
-    return {
-        "ok": report.ok,
-        "checked": report.checked,
-        "files": [
-            {
-                "locator": f.locator,
-                "id": f.id,
-                "problems": [problem_to_json(p) for p in f.problems],
-                "warnings": [w.to_json() for w in f.similar],
-            }
-            for f in report.files
-        ],
-    }
