@@ -66,6 +66,9 @@ class SearchResult:
     superseded_by: dict[str, list[str]] = field(default_factory=dict)
     #: The index searched, for what the shown results need next (their freshness).
     index: StoreIndex | None = None
+    #: When filters left nothing: how many results each level has without them.
+    outside_filters: dict[str, int] = field(default_factory=dict)
+    min_level: str | None = None
 
 
 def search(
@@ -89,6 +92,11 @@ def search(
             query, context=context, include_retired=include_retired, min_level=min_level
         )
     suggestions = suggest_for(index.inverted, query.token_texts)
+    outside: dict[str, int] = {}
+    if not hits and (min_level is not None or context is not None):
+        # Say what exists just outside the filters, so that "nothing" is not misread.
+        for hit in index.rank(query, include_retired=include_retired):
+            outside[hit.level] = outside.get(hit.level, 0) + 1
     return SearchResult(
         query,
         context,
@@ -98,6 +106,8 @@ def search(
         index.folder_errors,
         index.superseded_by,
         index,
+        outside,
+        min_level,
     )
 
 

@@ -122,7 +122,10 @@ def find_sides(store: Store, base: str | None, head: str) -> tuple[Side, Side]:
     """Head's commit, and the merge base of head with ``base`` (default: the default branch)."""
     head_commit = git.verify_ref(store.root, head)
     if head_commit is None:
-        raise RelioraError(f"--head {head!r} does not name a commit", code="unknown_ref")
+        raise RelioraError(
+            f"{head!r} does not name a commit here (`git branch -a` lists the branches)",
+            code="unknown_ref",
+        )
     if base is None:
         base = git.default_branch(store.root)
         if base is None:
@@ -132,7 +135,10 @@ def find_sides(store: Store, base: str | None, head: str) -> tuple[Side, Side]:
             )
     base_commit = git.verify_ref(store.root, base)
     if base_commit is None:
-        raise RelioraError(f"--base {base!r} does not name a commit", code="unknown_ref")
+        raise RelioraError(
+            f"{base!r} does not name a commit here (`git branch -a` lists the branches)",
+            code="unknown_ref",
+        )
     # Like a pull request: what head adds since it forked, not what base did meanwhile.
     fork = git.merge_base(store.root, base_commit, head_commit) or base_commit
     shown = base.removeprefix("refs/heads/").removeprefix("refs/remotes/")

@@ -123,6 +123,7 @@ def search_document(
     warnings: list[RelioraError] | None = None,
     superseded_by: Mapping[str, list[str]] | None = None,
     freshness: Mapping[str, Any] | None = None,
+    outside_filters: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The ``search --json`` document; ``suggestions`` only when a query token matched nothing.
 
@@ -144,6 +145,9 @@ def search_document(
         document["suggestions"] = suggestions
     if warnings:
         document["warnings"] = [error.to_json()["error"] for error in warnings]
+    if outside_filters:
+        # No result passed --min-level or --project-context: how many each level has without.
+        document["outsideFilters"] = dict(outside_filters)
     return document
 
 

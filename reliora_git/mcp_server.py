@@ -276,6 +276,7 @@ def search_tool(
         result.warnings,
         result.superseded_by,
         freshness,
+        result.outside_filters,
     )
     return Reply(document, notes)
 

@@ -15,7 +15,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from reliora_git.duplicates import SimilarityWarning
 from reliora_git.errors import RelioraError
-from reliora_git.model import FeedbackSummary, Record
+from reliora_git.model import FeedbackEvent, FeedbackSummary, Record
 from reliora_git.rank import FIELDS, Hit
 
 if TYPE_CHECKING:
@@ -29,6 +29,8 @@ _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u20
 # they cannot be encoded for a terminal, so they are shown as U+FFFD.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _COLOURS = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+#: Feedback events ``show`` lists for people; the rest are counted (all are in --json).
+MAX_EVENTS_SHOWN = 10
 _LEVEL_COLOUR = {"strong": "green", "moderate": "yellow", "weak": "dim"}
 
 
@@ -113,7 +115,7 @@ class Printer:
     ) -> None:
         hits = result.hits[:limit]
         if not hits:
-            self.line(f"No experiences match {one_line(result.query.text)!r}.")
+            self.line(no_match_line(result))
         more = len(result.hits) - len(hits)
         for rank, hit in enumerate(hits, start=1):
             self._hit(rank, hit)
@@ -146,6 +148,7 @@ class Printer:
         superseded_by: list[str] | None = None,
         freshness: Freshness | None = None,
         history: History | None = None,
+        events: list[FeedbackEvent] | None = None,
     ) -> None:
         self.line(self.style(one_line(record.title), "bold"))
         meta = [record.id, one_line(record.locator), f"status {record.status}"]
@@ -182,6 +185,17 @@ class Printer:
                 self.line(clean(value))
         self.line()
         self.line(f"feedback: {feedback_line(summary)}")
+        self.feedback_events(events or [])
+
+    def feedback_events(self, events: list[FeedbackEvent]) -> None:
+        """The latest events, newest first: what happened is in the notes (at most 10)."""
+        latest = sorted(events, key=lambda e: (e.at, e.locator), reverse=True)
+        for event in latest[:MAX_EVENTS_SHOWN]:
+            who = f" by {one_line(event.author)}" if event.author else ""
+            note = f": {one_line(event.note)}" if event.note else ""
+            self.line(f"  {event.at[:10]}  {one_line(event.outcome)}{who}{note}")
+        if len(latest) > MAX_EVENTS_SHOWN:
+            self.line(f"  ({len(latest) - MAX_EVENTS_SHOWN} more: --json)")
 
     def listing(self, records: list[dict[str, Any]]) -> None:
         """Records as JSON (``list --json`` items), one line each."""
@@ -222,6 +236,33 @@ class Printer:
         errors = sum(f.has_errors for f in report.files)
         verdict = "ok" if report.ok else f"{errors} invalid"
         self.line(f"checked {report.checked} record file(s): {verdict}")
+
+
+def no_match_line(result: SearchResult) -> str:
+    """ "No experiences match", with what exists just outside the filters (if any)."""
+    text = f"No experiences match {one_line(result.query.text)!r}"
+    outside = result.outside_filters
+    if not outside:
+        return text + "."
+    counts = ", ".join(f"{outside[level]} {level}" for level in _LEVELS if outside.get(level))
+    filters = []
+    if result.context is not None:
+        filters.append(f"in project context {one_line(result.context.text)!r}")
+    if result.min_level is not None:
+        filters.append(f"at --min-level {result.min_level}")
+    drop = " and ".join(
+        name
+        for name, given in (
+            ("--min-level", result.min_level),
+            ("--project-context", result.context),
+        )
+        if given is not None
+    )
+    them = "them" if len(filters) > 1 else "it"
+    return f"{text} {' '.join(filters)}; without {them}: {counts} (drop {drop})."
+
+
+_LEVELS = ("strong", "moderate", "weak")
 
 
 def shown_warnings(

@@ -20,6 +20,8 @@ import yaml
 from reliora_git.errors import RecordError
 from reliora_git.model import SECTIONS, Problem, Record
 
+_KNOWN_SECTIONS = ", ".join(heading for heading, _, _ in SECTIONS)
+
 # Trailing spaces and closing hashes are stripped in code: a lazy group followed by
 # ``[ \t#]*$`` backtracks quadratically on a long line of spaces (a hostile record).
 _HEADING_RE = re.compile(r"^##[ \t]+(.+)$")
@@ -280,7 +282,8 @@ def _read_body(body: str, first_line: int, record: Record, problems: list[Proble
             record.extra_sections.append((heading, text))
             unknown += 1
             if unknown <= _MAX_UNKNOWN_WARNINGS:
-                problems.append(Problem("warning", f"unknown section '## {heading}'", line_no))
+                message = f"unknown section '## {heading}' (kept as is; known: {_KNOWN_SECTIONS})"
+                problems.append(Problem("warning", message, line_no))
             continue
         attr, is_list = _SECTION_ATTRS[key]
         if key in seen and key not in repeated:

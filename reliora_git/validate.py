@@ -27,7 +27,7 @@ def validate(record: Record, lines: Mapping[str, int] | None = None) -> list[Pro
         problems.append(Problem("error", message, lines.get(key)))
 
     if not record.id:
-        error("missing required field 'id'")
+        error("missing required field 'id'" + _id_hint(record.locator))
     elif not is_valid_id(record.id):
         error(f"id {record.id!r} must match [a-z0-9][a-z0-9-]{{0,79}}", "id")
     if not record.title.strip():
@@ -54,6 +54,14 @@ def validate(record: Record, lines: Mapping[str, int] | None = None) -> list[Pro
                 "paths",
             )
     return problems
+
+
+def _id_hint(locator: str) -> str:
+    """What to do about a missing id: the file name usually says what it would be."""
+    stem = locator.rsplit("/", 1)[-1].removesuffix(".md")
+    if is_valid_id(stem):
+        return f"; add the line `id: {stem}` to the front matter"
+    return "; add an `id:` line, or save the file with `reliora record --from-file FILE`"
 
 
 def is_repo_path(value: str) -> bool:

@@ -74,7 +74,10 @@ def test_full_record_is_read_field_by_field() -> None:
     assert record.failed_attempts == ["pytest-rerunfailures masked the problem"]  # no bullets
     assert record.extra_meta == {"reviewer": "alice"}
     assert record.extra_sections == [("Links", "- https://example.com")]
-    assert [p.message for p in parsed.problems] == ["unknown section '## Links'"]
+    assert [p.message for p in parsed.problems] == [
+        "unknown section '## Links' (kept as is; known: Task, Problems, Solution, "
+        "Why it worked, Failed attempts, Warnings, Applicability, Verification)"
+    ]
     assert parsed.problems[0].severity == "warning"
     assert parsed.problems[0].line is not None
     assert FULL.splitlines()[parsed.problems[0].line - 1] == "## Links"

@@ -43,7 +43,12 @@ def run_show(record_id: str, *, repo: Path | None = None, json_output: bool = Fa
             print_json(document)
         else:
             printer.record(
-                shown.record, shown.feedback, shown.superseded_by, shown.freshness, shown.history
+                shown.record,
+                shown.feedback,
+                shown.superseded_by,
+                shown.freshness,
+                shown.history,
+                shown.events,
             )
 
 

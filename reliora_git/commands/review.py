@@ -10,6 +10,14 @@ from reliora_git.commands.common import AllFlag, RepoOption, reporting
 
 
 def review(
+    refs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[BASE [HEAD]]",
+            help="As in `git diff`: BASE, BASE HEAD or BASE..HEAD (the options say the same).",
+            show_default=False,
+        ),
+    ] = None,
     base: Annotated[
         str | None,
         typer.Option(
@@ -19,7 +27,9 @@ def review(
             show_default=False,
         ),
     ] = None,
-    head: Annotated[str, typer.Option("--head", help="The ref under review.")] = "HEAD",
+    head: Annotated[
+        str | None, typer.Option("--head", help="The ref under review (default HEAD).")
+    ] = None,
     output_format: Annotated[
         str,
         typer.Option("--format", "-f", help="markdown (a pull-request comment), json or text."),
@@ -39,7 +49,8 @@ def review(
     \b
     Examples:
       reliora review
-      reliora review --base origin/main --format json
+      reliora review main feature
+      reliora review origin/main..HEAD --format json
     """
     from reliora_git.changes import build_review
     from reliora_git.errors import RelioraError
@@ -51,7 +62,8 @@ def review(
     with reporting(as_json):
         if output_format not in FORMATS:
             raise RelioraError(f"--format must be one of {', '.join(FORMATS)}", code="usage")
-        result = build_review(find_git_store(repo), base, head)
+        base, head = refs_of(refs or [], base, head)
+        result = build_review(find_git_store(repo), base, head or "HEAD")
         if as_json:
             print_json(to_json(result))
         else:
@@ -64,6 +76,23 @@ def review(
         # A store folder kept as a link (every record would vanish), or a secret about
         # to be merged: fail the CI job that runs the review.
         raise typer.Exit(1)
+
+
+def refs_of(refs: list[str], base: str | None, head: str | None) -> tuple[str | None, str | None]:
+    """BASE and HEAD from the positional forms (``A``, ``A B``, ``A..B``) and the options."""
+    from reliora_git.errors import RelioraError
+
+    for separator in ("...", ".."):  # review always starts from the merge base
+        if len(refs) == 1 and separator in refs[0]:
+            left, right = refs[0].split(separator, 1)
+            refs = [left or "HEAD", right or "HEAD"]
+            break
+    if len(refs) > 2:
+        raise RelioraError("review takes at most two refs: BASE [HEAD]", code="usage")
+    given = dict(zip(("base", "head"), refs, strict=False))
+    if ("base" in given and base is not None) or ("head" in given and head is not None):
+        raise RelioraError("give the refs as arguments or as --base/--head, not both", code="usage")
+    return given.get("base", base), given.get("head", head)
 
 
 def register(app: typer.Typer) -> None:

@@ -86,6 +86,7 @@ def run_search(
                     result.warnings,
                     result.superseded_by,
                     freshness,
+                    result.outside_filters,
                 )
             )
         else:

@@ -1,0 +1,87 @@
+"""What a new user tripped over (issue: review arguments, feedback notes, hand-written
+records, empty filtered searches), as one tour on a real repository with two branches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from reliora_git.store import Store
+from tests.conftest import Cli, git
+
+
+def test_the_newcomer_tour(repo: Path, store: Store, cli: Cli) -> None:
+    # Record, give feedback with notes, and see the notes in `show`.
+    done = cli(
+        "record",
+        "--title",
+        "Flaky pytest timeouts on CI runners",
+        "--tag",
+        "pytest",
+        "--problem",
+        "pytest-timeout killed slow tests",
+        "--solution",
+        "Raise the timeout for slow tests only",
+        "--project-context",
+        "python",
+    )
+    assert done.returncode == 0, done.stderr
+    record_id = done.stdout.split()[1]
+    for n in range(12):
+        outcome = "success" if n % 2 else "partial"
+        assert cli("feedback", record_id, outcome, "-m", f"note {n}").returncode == 0
+    shown = cli("show", record_id).stdout
+    assert "feedback: 6 success, 6 partial" in shown
+    notes = [line for line in shown.splitlines() if line.startswith("  20")]
+    assert len(notes) == 10  # the latest ten, newest first
+    events = cli.json("show", record_id)["feedbackEvents"]
+    newest = sorted(events, key=lambda e: e["at"], reverse=True)
+    assert [line.split()[0] for line in notes] == [e["at"][:10] for e in newest[:10]]
+    assert all(" by " in line and ": note " in line for line in notes)
+    assert "  (2 more: --json)" in shown
+
+    # A search that its filters leave empty says what exists just outside them.
+    strict = cli("search", "pytest", "--project-context", "rust")
+    assert "No experiences match 'pytest' in project context 'rust'; without it: 1 strong" in (
+        strict.stdout
+    )
+    assert cli.json("search", "pytest", "--project-context", "rust")["outsideFilters"] == {
+        "strong": 1
+    }
+    weak = cli("search", "python nothing-else", "--min-level", "strong").stdout
+    assert "at --min-level strong; without it: 1 weak (drop --min-level)." in weak
+
+    # A hand-written record without an id is told the line to add.
+    (store.experiences / "deploy-rollback.md").write_text(
+        "---\ntitle: Deploy rollback\n---\n## Task\nt\n\n## Solution\ns\n\n## Links\nx\n"
+    )
+    checked = cli("check")
+    assert "missing required field 'id'; add the line `id: deploy-rollback`" in checked.stdout
+    assert "unknown section '## Links' (kept as is; known: Task, Problems," in checked.stdout
+    (store.experiences / "deploy-rollback.md").unlink()
+
+    # Review takes refs as git diff does.
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "first lesson")
+    git(repo, "branch", "-M", "main")
+    git(repo, "checkout", "-qb", "feature")
+    assert cli("update", record_id, "--add-warning", "not on windows").returncode == 0
+    git(repo, "commit", "-qam", "refine")
+    forms = (["main", "feature"], ["main..feature"], ["main...feature"], ["main"])
+
+    def reviewed(*args: str) -> tuple[object, ...]:
+        data = json.loads(cli("review", *args, "--format", "json").stdout)
+        return (data["base"]["commit"], data["head"]["commit"], data["records"])
+
+    reference = reviewed("--base", "main", "--head", "feature")
+    for form in forms:  # the head is checked out, so `review main` reviews it too
+        assert reviewed(*form) == reference, form
+    assert reference[2][0]["kind"] == "modified"  # type: ignore[index]
+    missing = cli("review", "mian", "feature")
+    assert missing.returncode == 2
+    assert "'mian' does not name a commit here (`git branch -a` lists the branches)" in (
+        missing.stderr
+    )
+    both = cli("review", "main", "--base", "main")
+    assert both.returncode == 2
+    assert "not both" in both.stderr
