@@ -63,6 +63,8 @@ class RecordChange:
     title: str
     #: JSON names of the fields whose values differ between base and head.
     changed_fields: list[str] = field(default_factory=list)
+    #: (field, before, after) of each changed text or list field, as plain text.
+    changes: list[tuple[str, str, str]] = field(default_factory=list)
     #: The record's own Problems section (what the experience is about).
     record_problems: list[str] = field(default_factory=list)
     #: Validation findings on the head version.
@@ -308,6 +310,7 @@ def _record_changes(
         before = old.get(c.old_path or c.path)
         if kind in ("modified", "renamed") and before is not None:
             change.changed_fields = changed_fields(before.record, entry.record)
+            change.changes = field_changes(before.record, entry.record, entropy)
         changes.append(change)
     changes.sort(key=lambda ch: (KIND_ORDER.index(ch.kind), ch.locator))
     return changes
@@ -385,6 +388,36 @@ def _change(
         record.title if record else "",
         record_problems=list(record.problems) if record else [],
     )
+
+
+def field_changes(
+    before: Record | None, after: Record | None, entropy: bool = False
+) -> list[tuple[str, str, str]]:
+    """Each changed field's old and new text (lists one item per line); a side that holds
+    a secret is withheld, so that a review never shows one, not even one being removed."""
+    from reliora_git.credentials import scan_fields
+
+    if before is None or after is None:
+        return []
+    old, new = record_to_json(before), record_to_json(after)
+    found = []
+    for name in old:
+        if name == "locator" or old[name] == new[name]:
+            continue
+        sides = [_as_text(old[name]), _as_text(new[name])]
+        for n, text in enumerate(sides):
+            if text and scan_fields([(name, text)], entropy=entropy):
+                sides[n] = WITHHELD
+        found.append((name, sides[0], sides[1]))
+    return found
+
+
+def _as_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return "\n".join(f"- {item}" for item in value)
+    return str(value)
 
 
 def changed_fields(before: Record | None, after: Record | None) -> list[str]:

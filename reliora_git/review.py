@@ -113,6 +113,11 @@ def _md_change(change: RecordChange, show_all: bool) -> str:
         lines.append(f"- **file:** {md(change.locator)}")
     if change.changed_fields:
         lines.append(f"- **changed:** {', '.join(md(f) for f in change.changed_fields)}")
+    for name, before, after in change.changes:
+        old, new = word_excerpt(before, after)
+        body = f"- {clean(old)}\n+ {clean(new)}" if old or new else ""
+        fence = "`" * max(3, longest_backticks(body) + 1)  # record text cannot close it
+        lines.append(f"\n**{md(name)}**\n{fence}diff\n{body}\n{fence}\n")
     for item in change.record_problems[:MAX_ITEMS]:
         lines.append(f"- **problem:** {md(item)}")
     for problem in change.problems:
@@ -144,6 +149,37 @@ def _md_about_code(review: Review) -> str:
     if len(review.about_code) > MAX_ITEMS:
         lines.append(f"- _…and {len(review.about_code) - MAX_ITEMS} more_")
     return "\n".join(lines)
+
+
+#: Words of context kept around a change, and the longest excerpt shown of a field.
+EXCERPT_CONTEXT = 4
+EXCERPT_WORDS = 40
+
+
+def word_excerpt(before: str, after: str) -> tuple[str, str]:
+    """The changed part of two texts, word by word, with a little context; cut with "…"."""
+    old, new = before.split(), after.split()
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    first = max(0, start - EXCERPT_CONTEXT)
+
+    def cut(words: list[str]) -> str:
+        last = len(words) - max(0, end - EXCERPT_CONTEXT)
+        shown = words[first:last]
+        text = " ".join(shown[:EXCERPT_WORDS])
+        prefix = "… " if first > 0 else ""
+        suffix = " …" if last < len(words) or len(shown) > EXCERPT_WORDS else ""
+        return prefix + text + suffix
+
+    return cut(old), cut(new)
+
+
+def longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def _md_event(event: FeedbackEvent) -> str:
@@ -183,6 +219,10 @@ def to_json(review: Review) -> dict[str, Any]:
                 "locator": change.locator,
                 "oldLocator": change.old_locator,
                 "changedFields": change.changed_fields,
+                "changes": [
+                    {"field": name, "before": before, "after": after}
+                    for name, before, after in change.changes
+                ],
                 "recordProblems": change.record_problems,
                 "problems": [problem_to_json(p) for p in change.problems],
                 "warnings": [w.to_json() for w in change.similar],
@@ -229,6 +269,10 @@ def to_text(review: Review, show_all: bool = False) -> str:
         lines.append(f"         id {plain(change.id or '') or '(none)'}  {plain(where)}")
         if change.changed_fields:
             lines.append(f"         changed: {', '.join(change.changed_fields)}")
+        for name, before, after in change.changes:
+            old, new = word_excerpt(before, after)
+            lines.append(f"         {plain(name)}: - {plain(old)}")
+            lines.append(f"         {' ' * len(plain(name))}  + {plain(new)}")
         for item in change.record_problems[:MAX_ITEMS]:
             lines.append(f"         problem: {plain(item)}")
         for problem in change.problems:

@@ -85,3 +85,37 @@ def test_the_newcomer_tour(repo: Path, store: Store, cli: Cli) -> None:
     both = cli("review", "main", "--base", "main")
     assert both.returncode == 2
     assert "not both" in both.stderr
+
+
+def test_review_shows_what_a_modified_record_now_says(repo: Path, store: Store, cli: Cli) -> None:
+    long_solution = " ".join(f"word{n}" for n in range(100))
+    path = store.experiences / "lesson.md"
+    path.write_text(
+        "---\nid: lesson\ntitle: Deploy rollback\n---\n## Task\nRoll back a bad deploy\n\n"
+        f"## Solution\n{long_solution}\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "lesson")
+    git(repo, "branch", "-M", "main")
+    git(repo, "checkout", "-qb", "feature")
+    changed = long_solution.replace("word50", "CHANGED ```")
+    path.write_text(
+        "---\nid: lesson\ntitle: Deploy rollback\n---\n## Task\nRoll back a bad deploy\n\n"
+        f"## Solution\n{changed}\n\n## Warnings\n- check the migrations first\n"
+    )
+    git(repo, "commit", "-qam", "refine")
+    data = json.loads(cli("review", "main", "--format", "json").stdout)
+    (record,) = data["records"]
+    assert [c["field"] for c in record["changes"]] == ["solution", "warnings"]
+    assert record["changes"][1] == {
+        "field": "warnings",
+        "before": "",
+        "after": "- check the migrations first",
+    }
+    markdown = cli("review", "main").stdout
+    assert "- … word46 word47 word48 word49 word50 word51 word52 word53 word54 …" in markdown
+    assert "+ … word46 word47 word48 word49 CHANGED ``` word51 word52 word53 word54 …" in markdown
+    assert "````diff" in markdown  # a fence longer than any backtick run in the text
+    assert "word10 " not in markdown  # unchanged text is not repeated
+    text = cli("review", "main", "--format", "text").stdout
+    assert "solution: - … word46" in text

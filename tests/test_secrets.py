@@ -250,3 +250,19 @@ def test_the_scanner_leaves_the_real_packages_to_everyone_else() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_review_diff_never_shows_a_secret_even_one_being_removed(
+    repo: Path, store: Store, cli: Cli, write_record: RecordMaker
+) -> None:
+    write_record("leaky", "Leaky", f"## Task\nt\n\n## Solution\nuse T={TOKEN} here\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "leak", "--no-verify")
+    git(repo, "branch", "-M", "main")
+    git(repo, "checkout", "-qb", "fix")
+    write_record("leaky", "Leaky", "## Task\nt\n\n## Solution\nuse the vault here\n")
+    git(repo, "commit", "-qam", "remove the token")
+    for fmt in ("markdown", "text", "json"):
+        done = cli("review", "main", "--format", fmt)
+        assert _secret_part(TOKEN) not in done.stdout
+        assert "withheld" in done.stdout
