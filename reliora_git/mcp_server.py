@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from reliora_git import __version__, api, mcp_help
 from reliora_git.config import load_config
@@ -67,11 +68,34 @@ def serve(repo: Path | None = None) -> None:
     build_server(repo).run("stdio")
 
 
+class _Server(MCPServer):
+    """MCPServer whose argument validation failures use the project's error shape."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            message = bad_arguments_message(name, cause)
+            return error_result(RelioraError(message, code="bad_arguments"))
+
+
+def bad_arguments_message(tool: str, error: ValidationError) -> str:
+    """One sentence naming the first wrong argument (the SDK's text ends in a URL)."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "arguments"
+    if first.get("type") == "missing":
+        return f"{tool}: the argument {where!r} is required"
+    return f"{tool}: the argument {where!r} is wrong: {first.get('msg', 'invalid value')}"
+
+
 def build_server(repo: Path | None = None) -> MCPServer:
-    """The server with its five tools; ``repo`` is ``--repo`` (else RELIORA_REPO, else cwd)."""
+    """The server with its tools; ``repo`` is ``--repo`` (else RELIORA_REPO, else cwd)."""
     # log_level: the SDK logs every anticipated tool error at INFO on stderr, which
     # clients show as noise; the agent already gets the error in the result.
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
         name="reliora",
         instructions=mcp_help.INSTRUCTIONS,
         version=__version__,
@@ -95,7 +119,13 @@ def build_server(repo: Path | None = None) -> MCPServer:
 
     @server.tool(name="search", description=mcp_help.SEARCH, annotations=READS)
     def search(
-        query: Annotated[str, Field(description="The task's words, e.g. 'flaky pytest timeouts'.")],
+        query: Annotated[
+            str,
+            Field(
+                description="The task's words, e.g. 'flaky pytest timeouts'.",
+                examples=["flaky pytest timeouts", "postgres index performance"],
+            ),
+        ],
         project_context: Annotated[
             str | None,
             Field(
@@ -121,7 +151,13 @@ def build_server(repo: Path | None = None) -> MCPServer:
 
     @server.tool(name="show", description=mcp_help.SHOW, annotations=READS)
     def show(
-        id: Annotated[str, Field(description="An experience id, or a unique prefix of one.")],
+        id: Annotated[
+            str,
+            Field(
+                description="An experience id, or a unique prefix of one.",
+                examples=["flaky-pytest-timeouts-3f9a1c", "flaky-pytest"],
+            ),
+        ],
     ) -> CallToolResult:
         return answer(indexed(lambda s, index: show_tool(s, id, index)))
 
@@ -178,7 +214,11 @@ def build_server(repo: Path | None = None) -> MCPServer:
     @server.tool(name="about", description=mcp_help.ABOUT, annotations=READS)
     def about(
         paths: Annotated[
-            list[str], Field(description="Files or folders, relative to the repository root.")
+            list[str],
+            Field(
+                description="Files or folders, relative to the repository root.",
+                examples=[["src/billing/retry.py"], ["src/billing/"]],
+            ),
         ],
     ) -> CallToolResult:
         return answer(indexed(lambda s, index: about_tool(s, paths, index)))
@@ -221,8 +261,16 @@ def build_server(repo: Path | None = None) -> MCPServer:
 
     @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
     def feedback(
-        id: Annotated[str, Field(description="The experience you used (id or unique prefix).")],
-        outcome: Annotated[Outcome, Field(description="How it worked out.")],
+        id: Annotated[
+            str,
+            Field(
+                description="The experience you used (id or unique prefix).",
+                examples=["flaky-pytest-timeouts-3f9a1c"],
+            ),
+        ],
+        outcome: Annotated[
+            Outcome, Field(description="How it worked out.", examples=["success", "outdated"])
+        ],
         note: Annotated[str, Field(description="What happened, in a sentence.")] = "",
     ) -> CallToolResult:
         return answer(indexed(lambda s, index: feedback_tool(s, id, outcome, note, index)))

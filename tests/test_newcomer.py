@@ -119,3 +119,27 @@ def test_review_shows_what_a_modified_record_now_says(repo: Path, store: Store, 
     assert "word10 " not in markdown  # unchanged text is not repeated
     text = cli("review", "main", "--format", "text").stdout
     assert "solution: - … word46" in text
+
+
+def test_mcp_argument_errors_have_the_project_error_shape(repo: Path, store: Store) -> None:
+    import pytest
+
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+    from tests.test_mcp import reliora_mcp, run
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            missing = await session.call_tool("search", {})
+            assert missing.is_error
+            error = missing.structured_content["error"]  # type: ignore[index]
+            assert error["code"] == "bad_arguments"
+            assert error["message"] == "search: the argument 'query' is required"
+            wrong = await session.call_tool("search", {"query": "x", "limit": 0})
+            error = wrong.structured_content["error"]  # type: ignore[index]
+            assert error["code"] == "bad_arguments"
+            assert error["message"].startswith("search: the argument 'limit' is wrong:")
+            assert "http" not in wrong.content[0].text  # type: ignore[union-attr]
+            typo = await session.call_tool("feedback", {"id": "x", "outcome": "great"})
+            assert typo.structured_content["error"]["code"] == "bad_arguments"  # type: ignore[index]
+
+    run(scenario)
