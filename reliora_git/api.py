@@ -70,6 +70,27 @@ class SearchResult:
     outside_filters: dict[str, int] = field(default_factory=dict)
     min_level: str | None = None
 
+    def document(self, shown: int, freshness: dict[str, Freshness]) -> dict[str, Any]:
+        """The ``search --json`` document of the first ``shown`` results (and MCP's)."""
+        from reliora_git.jsonio import search_document
+
+        return search_document(
+            self.query,
+            self.context,
+            self.hits,
+            shown,
+            self.suggestions,
+            self.warnings,
+            self.superseded_by,
+            freshness,
+            self.outside_filters,
+        )
+
+    def shown_freshness(self, store: Store, shown: int) -> dict[str, Freshness]:
+        """The freshness of the results shown, from git history (SPEC.md §12)."""
+        assert self.index is not None
+        return freshness_of(store, self.index, [hit.doc.id for hit in self.hits[:shown]])
+
 
 def search(
     store: Store,
@@ -221,6 +242,18 @@ class Shown:
     freshness: Freshness | None = None
     #: Provenance from git history (None outside git or before the first commit).
     history: History | None = None
+
+    def document(self) -> dict[str, Any]:
+        """The ``show --json`` document (and the MCP ``show`` tool's)."""
+        from reliora_git.jsonio import event_to_json, show_document
+
+        events = [event_to_json(e) for e in self.events]
+        document = show_document(self.record, self.feedback, events, self.superseded_by)
+        document["freshness"] = self.freshness.to_json() if self.freshness else None
+        document["history"] = self.history.to_json() if self.history else None
+        if self.warnings:
+            document["warnings"] = [error.to_json()["error"] for error in self.warnings]
+        return document
 
 
 def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Shown:
@@ -503,6 +536,24 @@ class CheckReport:
     @property
     def ok(self) -> bool:
         return not any(f.has_errors for f in self.files)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``check --json`` document (and the MCP ``check`` tool's)."""
+        from reliora_git.jsonio import problem_to_json
+
+        return {
+            "ok": self.ok,
+            "checked": self.checked,
+            "files": [
+                {
+                    "locator": f.locator,
+                    "id": f.id,
+                    "problems": [problem_to_json(p) for p in f.problems],
+                    "warnings": [w.to_json() for w in f.similar],
+                }
+                for f in self.files
+            ],
+        }
 
 
 def check(

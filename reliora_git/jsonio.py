@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reliora_git.errors import RelioraError
 from reliora_git.model import FeedbackEvent, FeedbackSummary, Problem, Record
 from reliora_git.rank import ContextFilter, Hit, Query
-
-if TYPE_CHECKING:
-    from reliora_git.api import CheckReport
 
 #: JSON name → (Record attribute, kind), kind being 'text', 'list' or 'optional'.
 RECORD_FIELDS: dict[str, tuple[str, str]] = {
@@ -178,20 +175,3 @@ def show_document(
 
 def problem_to_json(problem: Problem) -> dict[str, Any]:
     return {"severity": problem.severity, "message": problem.message, "line": problem.line}
-
-
-def check_document(report: CheckReport) -> dict[str, Any]:
-    """The ``check --json`` document (and the MCP ``check`` tool's)."""
-    return {
-        "ok": report.ok,
-        "checked": report.checked,
-        "files": [
-            {
-                "locator": f.locator,
-                "id": f.id,
-                "problems": [problem_to_json(p) for p in f.problems],
-                "warnings": [w.to_json() for w in f.similar],
-            }
-            for f in report.files
-        ],
-    }

@@ -30,11 +30,7 @@ from reliora_git.config import load_config
 from reliora_git.errors import RelioraError, from_os_error
 from reliora_git.index import LiveIndex, StoreIndex
 from reliora_git.jsonio import (
-    check_document,
-    event_to_json,
     record_from_json,
-    search_document,
-    show_document,
 )
 from reliora_git.store import Store, find_store
 
@@ -312,30 +308,12 @@ def search_tool(
     )
     shown = limit or load_config(store).search_limit
     notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
-    assert result.index is not None
-    ids = [hit.doc.id for hit in result.hits[:shown]]
-    freshness = api.freshness_of(store, result.index, ids)
-    document = search_document(
-        result.query,
-        result.context,
-        result.hits,
-        shown,
-        result.suggestions,
-        result.warnings,
-        result.superseded_by,
-        freshness,
-        result.outside_filters,
-    )
+    document = result.document(shown, result.shown_freshness(store, shown))
     return Reply(document, notes)
 
 
 def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:
-    shown = api.show(store, id_or_prefix, index)
-    events = [event_to_json(e) for e in shown.events]
-    document = show_document(shown.record, shown.feedback, events, shown.superseded_by)
-    document["freshness"] = shown.freshness.to_json() if shown.freshness else None
-    document["history"] = shown.history.to_json() if shown.history else None
-    return Reply(document)
+    return Reply(api.show(store, id_or_prefix, index).document())
 
 
 def record_tool(store: Store, fields: dict[str, Any], index: StoreIndex | None = None) -> Reply:
@@ -375,7 +353,7 @@ def check_tool(store: Store, paths: list[str] | None, index: StoreIndex | None =
     # The server's working folder is whatever the client chose: paths are taken
     # relative to the repository root, where the agent sees them in locators.
     absolute = [str(store.root / p) for p in paths] if paths else None
-    return Reply(check_document(api.check(store, absolute, index)))
+    return Reply(api.check(store, absolute, index).to_json())
 
 
 # --- results ---------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ import typer
 from reliora_git import api
 from reliora_git.commands.check_staged import run_check_staged
 from reliora_git.commands.common import AllFlag, JsonFlag, RepoOption, reporting
-from reliora_git.jsonio import check_document
 from reliora_git.store import find_store
 
 
@@ -62,7 +61,7 @@ def check(
     with reporting(json_output):
         report = api.check(find_store(repo), paths or None)
         if json_output:
-            print_json(check_document(report))
+            print_json(report.to_json())
         else:
             Printer().check(report, show_all)
     if not report.ok:

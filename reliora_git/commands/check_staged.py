@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from reliora_git.commands.reporting import reporting
-from reliora_git.jsonio import check_document
 
 
 def run_check_staged(
@@ -34,7 +33,7 @@ def run_check_staged(
             secrets_entropy=config.secrets_entropy,
         )
         if json_output:
-            print_json({**check_document(result.report), "staged": True})
+            print_json({**result.report.to_json(), "staged": True})
         elif result.report.checked or result.report.files:
             # Nothing staged under .reliora/ (most commits): say nothing.
             Printer().check(result.report, show_all)

@@ -25,7 +25,6 @@ _COMMON: Options = {"--repo": ("repo", True), "--json": ("json_output", False)}
 
 def run_show(record_id: str, *, repo: Path | None = None, json_output: bool = False) -> None:
     from reliora_git import api
-    from reliora_git.jsonio import event_to_json, show_document
     from reliora_git.output import Printer, print_json
     from reliora_git.store import find_store
 
@@ -34,13 +33,7 @@ def run_show(record_id: str, *, repo: Path | None = None, json_output: bool = Fa
         printer = Printer()
         printer.skipped(shown.warnings)
         if json_output:
-            events = [event_to_json(e) for e in shown.events]
-            document = show_document(shown.record, shown.feedback, events, shown.superseded_by)
-            document["freshness"] = shown.freshness.to_json() if shown.freshness else None
-            document["history"] = shown.history.to_json() if shown.history else None
-            if shown.warnings:
-                document["warnings"] = [error.to_json()["error"] for error in shown.warnings]
-            print_json(document)
+            print_json(shown.document())
         else:
             printer.record(
                 shown.record,

@@ -51,7 +51,6 @@ def run_search(
     from reliora_git import api
     from reliora_git.config import load_config
     from reliora_git.errors import RelioraError
-    from reliora_git.jsonio import search_document
     from reliora_git.output import Printer, print_json
     from reliora_git.store import find_store
 
@@ -72,23 +71,9 @@ def run_search(
         printer = Printer()
         printer.skipped(result.skipped)
         # Freshness for the results shown only: git history is read for those (SPEC.md §12).
-        assert result.index is not None
-        ids = [hit.doc.id for hit in result.hits[:shown]]
-        freshness = api.freshness_of(store, result.index, ids)
+        freshness = result.shown_freshness(store, shown)
         if json_output:
-            print_json(
-                search_document(
-                    result.query,
-                    result.context,
-                    result.hits,
-                    shown,
-                    result.suggestions,
-                    result.warnings,
-                    result.superseded_by,
-                    freshness,
-                    result.outside_filters,
-                )
-            )
+            print_json(result.document(shown, freshness))
         else:
             printer.search(result, shown, freshness)
 
