@@ -20,8 +20,10 @@ INSTRUCTIONS = (
     "Reliora keeps this repository's engineering experiences (lessons from past work) as "
     "Markdown records in .reliora/. Before a task: call search with the task's own words "
     "and a project_context, then show the promising results and judge them against the "
-    "current code. After the work: call record with what you learned, failed attempts "
-    "included, and call feedback on every experience you relied on. " + MATCH_LEVELS
+    "current code (a result's freshness says 'stale' when git shows that code changed "
+    "since). Before editing a file, call about with its path. After the work: call record "
+    "with what you learned, failed attempts included (or update a record that was wrong), "
+    "and call feedback on every experience you relied on. " + MATCH_LEVELS
 )
 
 SEARCH = (

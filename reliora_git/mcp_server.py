@@ -1,4 +1,4 @@
-"""The MCP server behind ``reliora mcp``: the Python API as five tools over stdio.
+"""The MCP server behind ``reliora mcp``: the Python API as seven tools over stdio.
 
 Imported only by ``reliora mcp`` (the ``mcp`` SDK is an optional extra). Every tool
 answers with the same JSON documents as the CLI's ``--json`` output (SPEC.md §7),
