@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -537,6 +537,25 @@ class CheckReport:
     def ok(self) -> bool:
         return not any(f.has_errors for f in self.files)
 
+    def add_problems(
+        self,
+        found: dict[str, list[Problem]],
+        order: Sequence[str] = (),
+        ids: dict[str, str] | None = None,
+    ) -> None:
+        """Add problems by locator to the files' reports (made as needed), in ``order``."""
+        if not found:
+            return
+        by_locator = {file.locator: file for file in self.files}
+        for locator, problems in found.items():
+            file = by_locator.get(locator)
+            if file is None:
+                record_id = (ids or {}).get(locator)
+                file = by_locator[locator] = FileReport(locator, record_id, [])
+            file.problems.extend(problems)
+        rank = {locator: n for n, locator in enumerate(order)}
+        self.files = sorted(by_locator.values(), key=lambda f: rank.get(f.locator, len(rank)))
+
     def to_json(self) -> dict[str, Any]:
         """The ``check --json`` document (and the MCP ``check`` tool's)."""
         from reliora_git.jsonio import problem_to_json
@@ -594,21 +613,17 @@ def check(
 
 def _report_secrets(index: StoreIndex, report: CheckReport, entropy: bool) -> None:
     """Add an error for each secret in a record; scans are kept in the index (see secrets_of)."""
-    by_locator = {file.locator: file for file in report.files}
+    found: dict[str, list[Problem]] = {}
+    ids: dict[str, str] = {}
     for locator, value in zip(index.locators, index.values, strict=True):
-        if not isinstance(value, int):
-            continue
-        findings = index.secrets_of(value, entropy)
-        if not findings:
-            continue
-        file = by_locator.get(locator)
-        if file is None:
+        findings = index.secrets_of(value, entropy) if isinstance(value, int) else []
+        if findings:
+            found[locator] = [secret_problem(finding) for finding in findings]
             doc = index.all_docs[value]
-            file = by_locator[locator] = FileReport(locator, doc.id if doc else None, [])
-        file.problems.extend(secret_problem(finding) for finding in findings)
+            if doc is not None:
+                ids[locator] = doc.id
     index.save()
-    order = {locator: n for n, locator in enumerate(index.locators)}
-    report.files = sorted(by_locator.values(), key=lambda f: order.get(f.locator, -1))
+    report.add_problems(found, index.locators, ids)
 
 
 def _report_supersedes(index: StoreIndex, report: CheckReport) -> None:
@@ -632,16 +647,7 @@ def _report_supersedes(index: StoreIndex, report: CheckReport) -> None:
             locator = next(d.locator for d in docs if d.id == record_id)
             message = f"is part of a supersedes cycle: {path}"
             found.setdefault(locator, []).append(Problem("warning", message))
-    if not found:
-        return
-    by_locator = {file.locator: file for file in report.files}
-    for locator, problems in found.items():
-        file = by_locator.get(locator)
-        if file is None:
-            file = by_locator[locator] = FileReport(locator, None, [])
-        file.problems.extend(problems)
-    order = {locator: n for n, locator in enumerate(index.locators)}
-    report.files = sorted(by_locator.values(), key=lambda f: order.get(f.locator, -1))
+    report.add_problems(found, index.locators)
 
 
 def _cycles(edges: dict[str, list[str]]) -> list[list[str]]:

@@ -9,7 +9,6 @@ disk after it was read. Unknown front-matter keys and sections are kept.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,7 +170,3 @@ def retire(store: Store, id_or_prefix: str, reason: str, **kwargs: object) -> Re
         raise RelioraError("--reason must say why the record is retired", code="usage")
     changes = Changes(extra={"retired_reason": reason.strip()}, status="retired")
     return update(store, id_or_prefix, changes, **kwargs)  # type: ignore[arg-type]
-
-
-def split_items(values: Iterable[str] | None) -> list[str]:
-    return [value for value in values or [] if value.strip()]

@@ -206,11 +206,9 @@ def add_secret_problems(
         findings = scan_fields([("note", note)], entropy=entropy) if note else []
         if findings:
             found[locator] = findings
-    by_locator = {file.locator: file for file in report.files}
-    for locator, findings in found.items():
-        file = by_locator.get(locator)
-        if file is None:
-            file = FileReport(locator, None, [])
-            report.files.append(file)
-        file.problems.extend(secret_problem(f) for f in findings)
+    # New reports go after the others, as before: the hook's files have no store order.
+    problems = {
+        locator: [secret_problem(f) for f in findings] for locator, findings in found.items()
+    }
+    report.add_problems(problems, [f.locator for f in report.files])
     return found
