@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from reliora_git import __version__
-from reliora_git.commands import basic, check, hooks, lifecycle, mcp, record, review
+from reliora_git.commands import basic, check, hooks, lifecycle, mcp, org, record, review
 from reliora_git.commands.common import JsonAwareGroup
 
 app = typer.Typer(
@@ -42,5 +42,5 @@ def main(
     """
 
 
-for module in (basic, record, lifecycle, check, hooks, review, mcp):
+for module in (basic, record, lifecycle, check, hooks, review, mcp, org):
     module.register(app)

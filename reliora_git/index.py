@@ -40,7 +40,15 @@ from reliora_git.inverted import DEAD_SHARE, InvertedIndex, PostingsBuilder, pie
 from reliora_git.model import FeedbackSummary
 from reliora_git.parallel import BATCH, mapper
 from reliora_git.progress import progress, wanted
-from reliora_git.rank import NO_FEEDBACK, ContextFilter, Hit, IndexedRecord, Query, score_masks
+from reliora_git.rank import (
+    NO_FEEDBACK,
+    ContextFilter,
+    Hit,
+    IndexedRecord,
+    Query,
+    score_masks,
+    superseders,
+)
 from reliora_git.segments import Location, Segments
 from reliora_git.store import (
     FileEntry,
@@ -734,19 +742,13 @@ def _superseded(inverted: InvertedIndex) -> tuple[InvertedIndex, dict[str, list[
     active is superseded, whatever its own file says: the old file is never
     edited, so two branches cannot conflict over it.
     """
-    by: dict[str, list[str]] = {}
-    for doc in inverted.docs:
-        if doc is not None and doc.supersedes and doc.status == "active":
-            for old in doc.supersedes:
-                if old != doc.id:
-                    by.setdefault(old, []).append(doc.id)
-    if not by:
+    superseded_by = superseders(doc for doc in inverted.docs if doc is not None)
+    if not superseded_by:
         return inverted, {}
     docs = [
-        doc._replace(status="superseded") if doc is not None and doc.id in by else doc
+        doc._replace(status="superseded") if doc is not None and doc.id in superseded_by else doc
         for doc in inverted.docs
     ]
-    superseded_by = {old: sorted(set(ids)) for old, ids in by.items()}
     return InvertedIndex(inverted.terms, inverted.postings, docs), superseded_by
 
 

@@ -21,6 +21,7 @@ from reliora_git.rank import FIELDS, Hit
 if TYPE_CHECKING:
     from reliora_git.api import CheckReport, SearchResult
     from reliora_git.history import Freshness, History
+    from reliora_git.org.search import OrgResult
 
 # C0 and C1 controls except tab and newline, DEL, and the bidi marks, embeddings,
 # overrides and isolates (the "Trojan Source" characters, U+061C included).
@@ -128,14 +129,28 @@ class Printer:
         for token, close in result.suggestions.items():
             self.line(f"did you mean: {one_line(token)} → {', '.join(map(one_line, close))}?")
 
-    def _hit(self, rank: int, hit: Hit) -> None:
+    def org_search(self, result: OrgResult) -> None:
+        """``org search``: as :meth:`search`, each result with its repository and commit."""
+        if not result.hits:
+            self.line(no_match_line(result))
+        for rank, (hit, (repo, commit, _)) in enumerate(
+            zip(result.hits, result.places, strict=True), start=1
+        ):
+            self._hit(rank, hit, f"{one_line(repo)}@{commit[:12]}:")
+        more = result.total - len(result.hits)
+        if more > 0:
+            self.line(self.style(f"… and {more} more (use --limit to see them)", "dim"))
+        for token, close in result.suggestions.items():
+            self.line(f"did you mean: {one_line(token)} → {', '.join(map(one_line, close))}?")
+
+    def _hit(self, rank: int, hit: Hit, where: str = "") -> None:
         doc = hit.doc
         level = self.style(hit.level, _LEVEL_COLOUR[hit.level])
         status = "" if doc.is_active else self.style(f" [{doc.status}]", "red")
         self.line(f"{rank:>2}. {self.style(one_line(doc.title), 'bold')}{status}")
         self.line(
             f"    {level}  score {hit.score:.2f}  {self.style(doc.id, 'cyan')}  "
-            f"{one_line(doc.locator)}"
+            f"{where}{one_line(doc.locator)}"
         )
         self.line(f"    matched: {', '.join(hit.matched_tokens)}  ·  {explain(hit)}")
 
@@ -238,7 +253,7 @@ class Printer:
         self.line(f"checked {report.checked} record file(s): {verdict}")
 
 
-def no_match_line(result: SearchResult) -> str:
+def no_match_line(result: SearchResult | OrgResult) -> str:
     """ "No experiences match", with what exists just outside the filters (if any)."""
     text = f"No experiences match {one_line(result.query.text)!r}"
     outside = result.outside_filters

@@ -117,5 +117,12 @@ def mapper(files: int) -> Iterator[Callable[[PieceFunction, Sequence[Any]], list
 def computer(compute: Compute, files: int) -> Iterator[Callable[[Pairs], list[tuple[Any, ...]]]]:
     """A function from (locator, text) pairs to their values, in order, for ~``files`` files."""
     with mapper(files) as run:
-        piece = functools.partial(_compute_all, compute)
-        yield lambda pairs: [value for part in run(piece, pairs) for value in part]
+        yield functools.partial(compute_on, run, compute)
+
+
+def compute_on(
+    run: Callable[[PieceFunction, Sequence[Any]], list[Any]], compute: Compute, pairs: Pairs
+) -> list[tuple[Any, ...]]:
+    """The values of ``pairs`` by ``compute``, through a :func:`mapper`'s ``run``."""
+    piece = functools.partial(_compute_all, compute)
+    return [value for part in run(piece, pairs) for value in part]

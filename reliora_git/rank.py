@@ -157,6 +157,20 @@ def index_record(record: Record) -> IndexedRecord:
     )
 
 
+def superseders(docs: Iterable[IndexedRecord]) -> dict[str, list[str]]:
+    """Record id → the active records that name it in ``supersedes`` (SPEC.md §11), sorted.
+
+    "Active" is a record's own status, so chains and cycles are well defined.
+    """
+    by: dict[str, set[str]] = {}
+    for doc in docs:
+        if doc.supersedes and doc.status == "active":
+            for old in doc.supersedes:
+                if old != doc.id:
+                    by.setdefault(old, set()).add(doc.id)
+    return {old: sorted(ids) for old, ids in by.items()}
+
+
 # --- queries ---------------------------------------------------------------------------------
 
 
