@@ -39,6 +39,12 @@ def main() -> None:
         code = plain_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
+    if sys.argv[1:3] == ["org", "search"] and fast:
+        from reliora_git.commands.org_search import fast_main as org_main
+
+        code = org_main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     if sys.argv[1:] in _HOOK_ARGV and fast:
         from reliora_git.commands.check_staged import run_check_staged
 

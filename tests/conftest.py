@@ -151,3 +151,51 @@ def til_corpus() -> Iterator[Path]:
     if not (TIL_CORPUS / ".reliora").is_dir():
         pytest.skip("the til corpus (../shared/corpora/til) is not next to this clone")
     yield TIL_CORPUS
+
+
+# --- PostgreSQL (SPEC.md §13) -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A real PostgreSQL server on a Unix socket, for the session; skipped when none exists.
+
+    ``RELIORA_REQUIRE_POSTGRES=1`` (set by .ci/run) turns the skip into a failure.
+    """
+    from tests.pgserver import INSTALL_HINT, PgServer
+
+    required = os.environ.get("RELIORA_REQUIRE_POSTGRES", "") not in ("", "0")
+    missing = None
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        missing = "psycopg is not installed: pip install -e '.[org]'"
+    try:
+        server = PgServer() if missing is None else None
+    except FileNotFoundError:
+        missing = f"no PostgreSQL server found: {INSTALL_HINT}"
+        server = None
+    if server is None:
+        if required:
+            pytest.fail(f"{missing} (RELIORA_REQUIRE_POSTGRES is set)")
+        pytest.skip(str(missing))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_databases = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def org_db(pg_server: Any) -> str:
+    """The URL of a new, empty database on the test server."""
+    import psycopg
+
+    name = f"reliora_test_{next(_databases)}"
+    with psycopg.connect(pg_server.url(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")  # a name made here, never from input
+    url: str = pg_server.url(name)
+    return url

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from reliora_git.commands.common import JsonFlag, reporting
-from reliora_git.errors import RelioraError
 from reliora_git.output import Printer, one_line, print_json
 
 org_app = typer.Typer(
@@ -27,7 +26,6 @@ DbOption = Annotated[
         show_default=False,
     ),
 ]
-LEVEL_NAMES = ("strong", "moderate", "weak")
 
 if TYPE_CHECKING:
     from reliora_git.org.sync import Synced
@@ -63,7 +61,7 @@ def sync(
       RELIORA_DB_URL=postgresql:///reliora reliora org sync billing=/srv/mirrors/b.git
     """
     from reliora_git.org.db import database_url
-    from reliora_git.org.sync import Synced, sync_all
+    from reliora_git.org.sync import sync_all
 
     with reporting(json_output):
         url = database_url(db)
@@ -134,35 +132,18 @@ def search(
       reliora org search "flaky pytest timeouts" --db postgresql:///reliora
       reliora org search "docker layer cache" --repo payments --json
     """
-    from reliora_git.org.db import connect, database_error, database_url, require_schema
-    from reliora_git.org.search import OrgSearcher
+    from reliora_git.commands.org_search import run_org_search
 
-    with reporting(json_output):
-        if min_level is not None and min_level not in LEVEL_NAMES:
-            raise RelioraError(
-                f"--min-level must be one of {', '.join(LEVEL_NAMES)}", code="invalid_option"
-            )
-        import psycopg
-
-        conn = connect(database_url(db))
-        try:
-            require_schema(conn)
-            result = OrgSearcher(conn).search(
-                query,
-                repos=repo or [],
-                project_context=project_context,
-                min_level=min_level,
-                include_retired=include_retired,
-                limit=limit,
-            )
-        except psycopg.Error as error:
-            raise database_error(error) from None
-        finally:
-            conn.close()
-        if json_output:
-            print_json(result.document())
-        else:
-            Printer().org_search(result)
+    run_org_search(
+        query,
+        repos=repo or [],
+        project_context=project_context,
+        limit=limit,
+        min_level=min_level,
+        include_retired=include_retired,
+        db=db,
+        json_output=json_output,
+    )
 
 
 @org_app.command()

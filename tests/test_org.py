@@ -1,0 +1,349 @@
+"""Organisation-wide search on a real PostgreSQL server (SPEC.md §13).
+
+Every test here syncs real git repositories (clones and bare mirrors) into a
+database of a server started by the ``pg_server`` fixture, and runs the
+installed ``reliora`` executable; the local and database rankings are compared
+document by document.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reliora_git.store import Store
+from tests.conftest import Cli, RecordMaker, git
+
+pytestmark = pytest.mark.usefixtures("pg_server")
+
+PROBLEMS = "## Problems\n- {problem}\n\n## Solution\n{solution}\n\n## Applicability\n{where}\n"
+
+
+def commit_all(repo: Path, message: str = "records") -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def org(
+    cli: Cli, url: str, *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return cli("org", *args, cwd=cwd, env={"RELIORA_DB_URL": url})
+
+
+def org_json(cli: Cli, url: str, *args: str) -> Any:
+    done = org(cli, url, *args, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def local_document(cli: Cli, *args: str) -> dict[str, Any]:
+    done = cli("search", *args, "--json")
+    assert done.returncode == 0, done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return document
+
+
+def without_place(document: dict[str, Any]) -> dict[str, Any]:
+    """The document without what only org search has (repo, commit) or only local has."""
+    for result in document["results"]:
+        result.pop("repo", None)
+        result.pop("commit", None)
+        result.pop("freshness", None)
+    return document
+
+
+@pytest.fixture
+def varied(store: Store, write_record: RecordMaker, repo: Path) -> Path:
+    """A store with what ranking depends on: feedback, retired, superseded, clashes, bad files."""
+    write_record(
+        "pytest-timeouts",
+        "Flaky pytest timeouts in CI",
+        PROBLEMS.format(
+            problem="pytest-timeout killed slow tests",
+            solution="Raise the timeout for slow tests",
+            where="python services",
+        ),
+        tags=["pytest", "ci"],
+        project_context="python monorepo",
+    )
+    write_record(
+        "timeout-config",
+        "Configuring timeouts for the test runner",
+        PROBLEMS.format(
+            problem="timeouts configuration was ignored",
+            solution="Set timeout in pytest.ini; flaky tests get a marker",
+            where="pytest 7 and later",
+        ),
+        tags=["configuration"],
+    )
+    write_record(
+        "old-timeouts",
+        "Old advice on pytest timeouts",
+        PROBLEMS.format(problem="slow tests", solution="disable the timeout", where="never"),
+        tags=["pytest"],
+        status="retired",
+    )
+    write_record(
+        "new-timeouts",
+        "Current advice on flaky pytest timeouts",
+        PROBLEMS.format(problem="slow tests", solution="mark slow tests", where="python"),
+        tags=["pytest"],
+        supersedes=["pytest-timeouts-old"],
+    )
+    write_record(
+        "pytest-timeouts-old",
+        "Earlier advice on pytest timeouts",
+        PROBLEMS.format(problem="slow tests", solution="retry them", where="python"),
+        tags=["pytest"],
+    )
+    write_record("docker-cache", "Docker layer cache misses", tags=["docker"])
+    # A second file claiming an id: the file named after the id keeps it.
+    clash = store.experiences / "aaa-clash.md"
+    clash.write_text(
+        "---\nid: docker-cache\ntitle: Impostor docker cache\n---\n"
+        "## Problems\n- x\n\n## Solution\ny\n",
+        encoding="utf-8",
+    )
+    (store.experiences / "broken.md").write_text("---\nid: [unclosed\n---\n", encoding="utf-8")
+    cli = Cli(repo)
+    for outcome in ("success", "success", "partial"):
+        assert cli("feedback", "pytest-timeouts", outcome).returncode == 0
+    assert cli("feedback", "timeout-config", "failure").returncode == 0
+    commit_all(repo)
+    return repo
+
+
+QUERIES: list[tuple[str, ...]] = [
+    ("pytest timeouts",),
+    ("flaky pytest timeouts",),
+    ("timeout",),
+    ("configuration",),
+    ("pytest timeouts", "--include-retired"),
+    ("pytest", "--project-context", "python"),
+    ("pytest", "--min-level", "strong"),
+    ("docker cache",),
+    ("tiemouts",),
+    ("slow tests", "--limit", "2"),
+    ("nothing-like-this-anywhere",),
+]
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=lambda q: " ".join(q))
+def test_org_search_gives_the_local_document(
+    varied: Path, cli: Cli, org_db: str, query: tuple[str, ...]
+) -> None:
+    synced = org_json(cli, org_db, "sync", str(varied))
+    assert synced["errors"] == []
+    local = local_document(cli, *query)
+    remote = org_json(cli, org_db, "search", *query)
+    commit = git(varied, "rev-parse", "HEAD").strip()
+    assert all(r["repo"] == "repo" and r["commit"] == commit for r in remote["results"])
+    assert without_place(remote) == without_place(local)
+
+
+def test_sync_reports_what_it_left_out_and_status_counts(
+    varied: Path, cli: Cli, org_db: str
+) -> None:
+    done = org(cli, org_db, "sync", f"team-a={varied}")
+    assert done.returncode == 0, done.stderr
+    assert "team-a at" in done.stdout and "2 skipped" in done.stdout
+    warnings = done.stderr.splitlines()
+    assert any("broken.md" in line for line in warnings)
+    assert any("aaa-clash.md" in line and "already used" in line for line in warnings)
+    assert "Traceback" not in done.stderr
+    status = org_json(cli, org_db, "status")["repos"]
+    assert [(s["repo"], s["records"], s["feedbackEvents"], s["skipped"]) for s in status] == [
+        ("team-a", 6, 4, 2)
+    ]
+    assert status[0]["commit"] == git(varied, "rev-parse", "HEAD").strip()
+
+
+def test_resync_applies_additions_changes_removals_and_skips_unchanged_blobs(
+    store: Store, write_record: RecordMaker, repo: Path, cli: Cli, org_db: str
+) -> None:
+    for n in range(5):
+        write_record(f"note-{n}", f"Note number {n} about caching", tags=["cache"])
+    commit_all(repo)
+    first = org_json(cli, org_db, "sync", str(repo))["repos"][0]
+    assert (first["added"], first["changed"], first["removed"]) == (5, 0, 0)
+    again = org_json(cli, org_db, "sync", str(repo))["repos"][0]
+    assert again["upToDate"] is True
+
+    (store.experiences / "note-0.md").unlink()
+    write_record("note-1", "Note number 1 about eviction now", tags=["cache"])
+    write_record("note-9", "A new note about sharding", tags=["db"])
+    assert cli("feedback", "note-2", "success").returncode == 0
+    commit_all(repo)
+    second = org_json(cli, org_db, "sync", str(repo))["repos"][0]
+    assert (second["added"], second["changed"], second["removed"], second["unchanged"]) == (
+        1,
+        1,
+        1,
+        3,
+    )
+    assert second["records"] == 5 and second["feedbackEvents"] == 1
+    for query in ("caching", "eviction", "sharding", "note"):
+        assert without_place(org_json(cli, org_db, "search", query)) == without_place(
+            local_document(cli, query)
+        )
+
+
+def test_bare_mirror_at_a_ref_and_repo_filter(
+    store: Store, write_record: RecordMaker, repo: Path, cli: Cli, org_db: str, tmp_path: Path
+) -> None:
+    write_record("on-main", "Retry budget on main", tags=["retry"])
+    commit_all(repo)
+    git(repo, "checkout", "-q", "-b", "feature")
+    write_record("on-feature", "Retry budget on a feature branch", tags=["retry"])
+    feature = commit_all(repo)
+    git(repo, "checkout", "-q", "main")
+    mirror = tmp_path / "mirror.git"
+    git(tmp_path, "clone", "-q", "--mirror", str(repo), str(mirror))
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(repo), str(other))
+
+    assert org(cli, org_db, "sync", str(mirror)).returncode == 0  # default branch: main
+    assert org(cli, org_db, "sync", "--ref", "origin/feature", str(other)).returncode == 0
+    found = org_json(cli, org_db, "search", "retry budget")
+    assert sorted((r["repo"], r["id"]) for r in found["results"]) == [
+        ("mirror", "on-main"),
+        ("other", "on-feature"),
+        ("other", "on-main"),
+    ]
+    only = org_json(cli, org_db, "search", "retry budget", "--repo", "other")
+    assert {r["repo"] for r in only["results"]} == {"other"}
+    assert {r["commit"] for r in only["results"]} == {feature}
+    unknown = org(cli, org_db, "search", "retry", "--repo", "nope")
+    assert unknown.returncode == 2 and "no synced repository named 'nope'" in unknown.stderr
+
+
+def test_record_text_is_data(
+    store: Store, write_record: RecordMaker, repo: Path, cli: Cli, org_db: str
+) -> None:
+    hostile = "'); DROP TABLE records; --"
+    write_record("hostile-title", hostile, tags=["sql"])
+    write_record("quotes", 'Robert"); DELETE FROM terms; -- backslash \\ and %s', tags=["sql"])
+    commit_all(repo)
+    assert org(cli, org_db, "sync", f"x'); DROP TABLE repos; --={repo}").returncode == 2
+    assert org(cli, org_db, "sync", str(repo)).returncode == 0
+    found = org_json(cli, org_db, "search", "drop table records")
+    assert [r["title"] for r in found["results"]][:1] == [hostile]
+    assert org_json(cli, org_db, "search", "delete from terms %s")["results"][0]["id"] == "quotes"
+    assert org_json(cli, org_db, "search", "'); DROP TABLE records; --")["total"] >= 1
+    assert [s["repo"] for s in org_json(cli, org_db, "status")["repos"]] == ["repo"]
+
+
+def test_database_down_or_login_refused_is_one_line_exit_2(
+    store: Store, repo: Path, cli: Cli, org_db: str, tmp_path: Path
+) -> None:
+    commit_all(repo)
+    nowhere = f"postgresql://postgres@/postgres?host={tmp_path}"
+    refused = org_db.replace("postgres@", "nobody-here@")
+    for url in (nowhere, refused, "postgresql://[bad"):
+        for args in (("search", "x"), ("status",), ("sync", str(repo))):
+            done = org(cli, url, *args)
+            assert done.returncode == 2, (url, args, done.stderr)
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("reliora: error:"), done.stderr
+    missing = cli("org", "search", "x", env={"RELIORA_DB_URL": ""})
+    assert missing.returncode == 2 and "--db URL or set RELIORA_DB_URL" in missing.stderr
+    as_json = org(cli, nowhere, "search", "x", "--json")
+    assert json.loads(as_json.stdout)["error"]["code"] == "database_error"
+
+
+def test_search_before_any_sync_and_a_newer_schema_say_what_to_do(
+    cli: Cli, org_db: str, repo: Path, store: Store
+) -> None:
+    import psycopg
+
+    done = org(cli, org_db, "search", "x")
+    assert done.returncode == 2 and "run `reliora org sync REPO` first" in done.stderr
+    commit_all(repo)
+    assert org(cli, org_db, "sync", str(repo)).returncode == 0
+    with psycopg.connect(org_db, autocommit=True) as conn:
+        conn.execute("UPDATE reliora_schema SET version = version + 1")
+    for args in (("search", "x"), ("sync", str(repo))):
+        newer = org(cli, org_db, *args)
+        assert newer.returncode == 2 and "upgrade reliora-git" in newer.stderr
+
+
+def test_bad_repositories_are_reported_and_the_others_sync(
+    store: Store, write_record: RecordMaker, repo: Path, cli: Cli, org_db: str, tmp_path: Path
+) -> None:
+    write_record("fine", "A fine record about queues", tags=["queue"])
+    commit_all(repo)
+    plain = tmp_path / "not-git"
+    plain.mkdir()
+    done = org(cli, org_db, "sync", str(plain), str(tmp_path / "absent"), str(repo))
+    assert done.returncode == 2
+    assert "not a git repository" in done.stderr and "no such folder" in done.stderr
+    assert org_json(cli, org_db, "search", "queues")["total"] == 1
+    bad_ref = org(cli, org_db, "sync", "--ref", "no-such-branch", str(repo))
+    assert bad_ref.returncode == 2 and "no commit named 'no-such-branch'" in bad_ref.stderr
+
+
+def test_org_search_fast_path_matches_typer(varied: Path, cli: Cli, org_db: str) -> None:
+    import typer.main
+
+    from reliora_git.commands.org import org_app
+    from reliora_git.commands.org_search import ORG_SEARCH_OPTIONS
+
+    command = typer.main.get_command(org_app).commands["search"]  # type: ignore[attr-defined]
+    declared = {
+        opt: (param.name if param.name != "repo" else "repos", not param.is_flag)
+        for param in command.params
+        for opt in param.opts
+        if opt.startswith("-")
+    }
+    assert declared == ORG_SEARCH_OPTIONS
+    assert org(cli, org_db, "sync", str(varied)).returncode == 0
+    for args in (("pytest", "-n", "2"), ("pytest timeouts", "--json")):
+        fast = org(cli, org_db, "search", *args)
+        slow = cli("org", "search", *args, env={"RELIORA_DB_URL": org_db, "RELIORA_FAST_CLI": "0"})
+        assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout)
+        assert fast.returncode == 0 and "pytest" in fast.stdout.lower()
+
+
+def test_til_corpus_ranks_the_same_locally_and_in_the_database(
+    til_corpus: Path, tmp_path: Path, org_db: str
+) -> None:
+    import shutil
+
+    from reliora_git import api
+    from reliora_git.errors import RelioraError
+    from reliora_git.org.db import connect
+    from reliora_git.org.search import OrgSearcher
+    from reliora_git.org.sync import sync_all
+    from tests.data.make_til_golden import QUERIES as GOLDEN
+
+    repo = tmp_path / "til"
+    shutil.copytree(til_corpus / ".reliora", repo / ".reliora")
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit_all(repo)
+    run = sync_all(org_db, [str(repo)], None)
+    assert run.synced[0].records == 1871
+    store = Store(repo)
+    searcher = OrgSearcher(connect(org_db))
+    compared = 0
+    for query in (q for q in GOLDEN if q["store"] == "til"):
+        options = {
+            "project_context": query["projectContext"],
+            "min_level": query["minLevel"],
+            "include_retired": query["includeRetired"],
+        }
+        try:
+            local = api.search(store, query["text"], **options).document(10_000, {})
+        except RelioraError as error:
+            with pytest.raises(RelioraError, match=error.message[:20]):
+                searcher.search(query["text"], **options)
+            continue
+        remote = searcher.search(query["text"], limit=10_000, **options).document()
+        assert without_place(remote) == without_place(local), query
+        compared += 1
+    assert compared >= 35
+    searcher.conn.close()
