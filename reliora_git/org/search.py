@@ -88,10 +88,12 @@ s AS (
     HAVING count(*) >= %(least)s
 ),
 h AS (
-    SELECT s.*, r.id, r.title, r.locator, r.tags, r.shown_status, r.confidence,
-        r.fingerprint, r.supersedes, r.superseded_by, r.feedback_counts, r.feedback,
+    SELECT s.*, r.id, r.repo_name, r.feedback,
         CASE WHEN %(phrase)s::text IS NOT NULL AND s.matched = %(n)s AND s.common <> 0
-            THEN strpos(r.text, %(phrase)s::text) > 0 ELSE false END AS phrase
+            THEN EXISTS (
+                SELECT 1 FROM records t WHERE t.repo_id = s.repo_id AND t.rec = s.rec
+                    AND strpos(t.text, %(phrase)s::text) > 0)
+            ELSE false END AS phrase
     FROM s JOIN records r ON r.repo_id = s.repo_id AND r.rec = s.rec
     WHERE r.visible AND (%(retired)s OR r.active)
         AND (NOT %(has_context)s OR EXISTS (
@@ -118,14 +120,21 @@ lv AS (
 )
 _PAGE = (
     _SCORED
-    + """
-SELECT lv.id, lv.title, lv.locator, lv.tags, lv.shown_status, lv.confidence, lv.fingerprint,
-    lv.supersedes, lv.superseded_by, lv.feedback_counts, lv.feedback, lv.toks, lv.masks,
-    lv.phrase, repos.name, repos.commit, count(*) OVER () AS total
-FROM lv JOIN repos ON repos.repo_id = lv.repo_id
-WHERE lv.level = ANY(%(levels)s::text[])
-ORDER BY lv.score DESC, lv.relevance DESC, lv.id, repos.name
-LIMIT %(limit)s
+    + """,
+page AS (
+    SELECT lv.repo_id, lv.rec, lv.score, lv.relevance, lv.id, lv.repo_name, lv.toks, lv.masks,
+        lv.phrase, count(*) OVER () AS total
+    FROM lv
+    WHERE lv.level = ANY(%(levels)s::text[])
+    ORDER BY lv.score DESC, lv.relevance DESC, lv.id, lv.repo_name
+    LIMIT %(limit)s
+)
+SELECT r.id, r.title, r.locator, r.tags, r.shown_status, r.confidence, r.fingerprint,
+    r.supersedes, r.superseded_by, r.feedback_counts, r.feedback, page.toks, page.masks,
+    page.phrase, repos.name, repos.commit, page.total
+FROM page JOIN records r ON r.repo_id = page.repo_id AND r.rec = page.rec
+JOIN repos ON repos.repo_id = page.repo_id
+ORDER BY page.score DESC, page.relevance DESC, page.id, page.repo_name
 """
 )
 _LEVEL_COUNTS = _SCORED + "SELECT level, count(*) FROM lv GROUP BY level"

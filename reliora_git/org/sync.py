@@ -303,8 +303,8 @@ class TermIds:
 
 
 _RECORD_COLUMNS = (
-    "repo_id, rec, locator, blob, id, error, error_line, title, tags, status, confidence, "
-    "text, fingerprint, supersedes, visible, shown_status, active, superseded_by, "
+    "repo_id, rec, repo_name, locator, blob, id, error, error_line, title, tags, status, "
+    "confidence, text, fingerprint, supersedes, visible, shown_status, active, superseded_by, "
     "feedback_counts, feedback"
 )
 
@@ -352,7 +352,7 @@ def _sync(
     event_values = _sync_events(conn, repo_id, files, parse, reparse)
     derived, report.skipped = derive(rows, event_values)
     report.skipped[:0] = [(e.path or "", None, e.message) for e in files.linked]
-    _write_derived(conn, repo_id, rows, derived, terms)
+    _write_derived(conn, repo_id, source.name, rows, derived, terms)
     report.records = sum(1 for values in derived.values() if values[0])
     report.events = sum(1 for value in event_values if value[0] == "ok")
     import json
@@ -464,6 +464,7 @@ def _sync_events(
 def _write_derived(
     conn: psycopg.Connection[Any],
     repo_id: int,
+    name: str,
     rows: list[FileRow],
     derived: dict[str, tuple[Any, ...]],
     terms: TermIds,
@@ -505,6 +506,7 @@ def _write_derived(
                 (
                     repo_id,
                     row.rec,
+                    name,
                     row.locator,
                     row.blob,
                     *parsed,
@@ -591,6 +593,11 @@ def sync_all(
                     run.synced.append(report)
                     on_synced(report)
                     done(len(source.files.records) + len(source.files.events))
+            if any(not report.up_to_date for report in run.synced):
+                # Ranking reads postings and records from their indexes alone, which needs
+                # the visibility map that VACUUM keeps; autovacuum would get there later.
+                conn.autocommit = True
+                conn.execute("VACUUM (ANALYZE) postings, records, terms")
         except psycopg.Error as error:
             raise database_error(error) from None
         finally:
