@@ -1,0 +1,153 @@
+"""``org sync`` under faults: killed half-way, and two syncs of one repository at once.
+
+A real server (the ``pg_server`` fixture) and the installed ``reliora``; the
+state is read back with SQL and compared with what git holds at each commit.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from reliora_git.store import Store
+from tests.conftest import RecordMaker, git, reliora_executable
+
+pytestmark = pytest.mark.usefixtures("pg_server")
+
+
+def make_records(write_record: RecordMaker, count: int, word: str) -> None:
+    for n in range(count):
+        write_record(
+            f"{word}-{n:04d}",
+            f"{word.title()} lesson {n} about queue backpressure",
+            "## Problems\n- consumers fell behind\n\n## Solution\n"
+            + " ".join(f"{word}{k}" for k in range(n % 40, n % 40 + 30))
+            + "\n",
+            tags=[word],
+        )
+
+
+def commit(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def sync(url: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [reliora_executable(), "org", "sync", *args],
+        env={**os.environ, "RELIORA_DB_URL": url},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def database_state(url: str, name: str = "repo") -> tuple[str, set[tuple[str, str]], int]:
+    """(synced commit, {(locator, blob)} of its records, its postings count)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT repo_id, commit FROM repos WHERE name = %s", (name,)).fetchone()
+        assert row is not None
+        repo_id, synced = row
+        files = set(
+            conn.execute(
+                "SELECT locator, blob FROM records WHERE repo_id = %s", (repo_id,)
+            ).fetchall()
+        )
+        (postings,) = conn.execute(
+            "SELECT count(*) FROM postings WHERE repo_id = %s", (repo_id,)
+        ).fetchone() or (0,)
+    return synced, files, postings
+
+
+def git_state(repo: Path, ref: str) -> set[tuple[str, str]]:
+    out = git(repo, "ls-tree", "-r", ref, "--", ".reliora/experiences")
+    found = set()
+    for line in out.splitlines():
+        meta, path = line.split("\t")
+        if path.endswith(".md"):
+            found.add((path, meta.split()[2]))
+    return found
+
+
+def test_a_sync_killed_half_way_leaves_the_previous_state(
+    store: Store, write_record: RecordMaker, repo: Path, org_db: str
+) -> None:
+    import psycopg
+
+    make_records(write_record, 10, "small")
+    first = commit(repo, "small")
+    assert sync(org_db, str(repo)).wait(timeout=120) == 0
+    before = database_state(org_db)
+    assert before[0] == first and before[1] == git_state(repo, first)
+    make_records(write_record, 3000, "large")
+    second = commit(repo, "large")
+
+    killed_inside = 0
+    for _ in range(3):
+        running = sync(org_db, str(repo))
+        with psycopg.connect(org_db, autocommit=True) as watcher:
+            deadline = time.monotonic() + 60
+            # Kill it once its transaction is open: it holds the repository's lock.
+            while time.monotonic() < deadline and running.poll() is None:
+                (inside,) = watcher.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                    "AND objid <> 0 AND pid <> pg_backend_pid()"  # 0: the schema's lock
+                ).fetchone() or (0,)
+                if inside:
+                    killed_inside += 1
+                    break
+                time.sleep(0.02)
+        running.send_signal(signal.SIGKILL)
+        running.wait(timeout=60)
+        assert database_state(org_db) == before
+    assert killed_inside == 3  # each kill landed inside the transaction, not before or after
+
+    assert sync(org_db, str(repo)).wait(timeout=300) == 0
+    after = database_state(org_db)
+    assert after[0] == second and after[1] == git_state(repo, second)
+
+
+def test_two_syncs_of_one_repository_at_once_leave_one_consistent_state(
+    store: Store, write_record: RecordMaker, repo: Path, org_db: str, pg_server: object
+) -> None:
+    import psycopg
+
+    make_records(write_record, 300, "alpha")
+    alpha = commit(repo, "alpha")
+    git(repo, "checkout", "-q", "-b", "beta")
+    for path in sorted(store.experiences.glob("alpha-00[0-4]*.md")):
+        path.unlink()
+    make_records(write_record, 200, "beta")
+    beta = commit(repo, "beta")
+    git(repo, "checkout", "-q", "main")
+
+    # What one sync of each commit alone leaves, in a database of its own.
+    expected = {}
+    for ref, sha in (("main", alpha), ("beta", beta)):
+        alone = pg_server.url(f"alone_{ref}_{os.getpid()}")  # type: ignore[attr-defined]
+        with psycopg.connect(pg_server.url(), autocommit=True) as conn:  # type: ignore[attr-defined]
+            conn.execute(f"CREATE DATABASE alone_{ref}_{os.getpid()}")
+        assert sync(alone, "--ref", ref, str(repo)).wait(timeout=120) == 0
+        expected[sha] = database_state(alone)
+        assert expected[sha][1] == git_state(repo, sha)
+
+    for trial in range(4):
+        first, second = ("main", "beta") if trial % 2 else ("beta", "main")
+        runs = [sync(org_db, "--ref", first, str(repo)), sync(org_db, "--ref", second, str(repo))]
+        for run in runs:
+            _, err = run.communicate(timeout=300)
+            assert run.returncode == 0, err
+        state = database_state(org_db)
+        assert state == expected[state[0]]  # exactly one commit's content, nothing mixed
+    # Same ref twice at once: the second finds the first's work done.
+    runs = [sync(org_db, "--ref", "main", str(repo)) for _ in range(2)]
+    assert [run.wait(timeout=300) for run in runs] == [0, 0]
+    assert database_state(org_db) == expected[alpha]
