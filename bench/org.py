@@ -94,6 +94,29 @@ def queries(notes: list[Path], count: int, seed: int) -> list[str]:
     return found
 
 
+def candidates_scored_in_python(searcher: object, text: str) -> int:
+    """The other design: every candidate's masks shipped here, scored by rank.score_masks."""
+    from reliora_git.model import FeedbackSummary
+    from reliora_git.org import search
+    from reliora_git.rank import IndexedRecord, Query, score_masks, sort_key
+
+    query = Query.parse(text)
+    params = searcher._params(query, None, [], None, False)  # type: ignore[attr-defined]
+    rows = searcher.conn.execute(  # type: ignore[attr-defined]
+        search.scored_sql(len(query.tokens), False)
+        + " SELECT id, repo_name, masks, phrase, feedback FROM lv",
+        params,
+    ).fetchall()
+    hits = []
+    for rid, repo, masks, phrase, adjustment in rows:
+        doc = IndexedRecord(rid, "", repo, (), "active", None, "", "")
+        feedback = FeedbackSummary(adjustment=adjustment)
+        hits.append(score_masks(doc, query, list(masks), phrase, feedback))
+    hits.sort(key=sort_key)
+    searcher.conn.rollback()  # type: ignore[attr-defined]
+    return len(hits)
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
@@ -165,7 +188,18 @@ def main() -> None:
             started = time.perf_counter()
             searcher.search(text).document()
             api.append(time.perf_counter() - started)
+        shipped: list[float] = []
+        sizes: list[int] = []
+        for text in texts:
+            started = time.perf_counter()
+            sizes.append(candidates_scored_in_python(searcher, text))
+            shipped.append(time.perf_counter() - started)
         conn.close()
+        print(
+            f"candidates scored in Python:  p50 {statistics.median(shipped) * 1000:.1f} ms, "
+            f"p95 {percentile(shipped, 0.95) * 1000:.1f} ms "
+            f"(candidates per query: median {statistics.median(sizes):.0f}, max {max(sizes)})"
+        )
         print(
             f"org search, CLI process:      p50 {statistics.median(cli) * 1000:.0f} ms, "
             f"p95 {percentile(cli, 0.95) * 1000:.0f} ms"

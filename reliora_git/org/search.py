@@ -66,40 +66,61 @@ qt AS (
 
 _REPO_FILTER = "(%(all_repos)s OR {alias}.repo_id = ANY(%(repo_ids)s::int[]))"
 
-_SCORED = (
-    "WITH "
-    + _MATCHED_TERMS
-    + """,
-m AS (
-    SELECT p.repo_id, p.rec, qt.tok, bit_or(p.mask)::int AS mask,
-        coalesce(bit_or(p.mask) FILTER (WHERE qt.exact), 0)::int AS exact_mask
-    FROM qt JOIN postings p ON p.term_id = qt.term_id
-    WHERE """
-    + _REPO_FILTER.format(alias="p")
-    + """
-    GROUP BY p.repo_id, p.rec, qt.tok
-),
+
+def scored_sql(tokens: int, with_level: bool) -> str:
+    """``WITH …`` ending in ``lv``: every result of a query of ``tokens`` tokens, scored.
+
+    One aggregation over the postings of the matched terms gives each record the
+    components of each token (``m0, m1, …``) and the components holding each token
+    exactly (``e0, e1, …``). The text depends only on the token count and on
+    whether a level is asked for; every value is a parameter.
+    """
+    each = range(tokens)
+    per_token = ",\n        ".join(
+        f"bit_or(p.mask) FILTER (WHERE qt.tok = {n}) AS m{n}, "
+        f"bit_or(p.mask) FILTER (WHERE qt.tok = {n} AND qt.exact) AS e{n}"
+        for n in each
+    )
+    masks = ", ".join(f"coalesce(m{n}, 0)" for n in each)
+    matched = " + ".join(f"(m{n} IS NOT NULL)::int" for n in each)
+    raw = " + ".join(f"(%(weights)s::int[])[coalesce(m{n}, 0) + 1]" for n in each)
+    common = " & ".join(f"coalesce(e{n}, 0)" for n in each)
+    level = (
+        """,
+        CASE WHEN round(coverage::numeric, 9) >= 0.75 AND round(relevance::numeric, 9) >= 18
+                THEN 'strong'
+            WHEN round(coverage::numeric, 9) >= 0.40 AND round(relevance::numeric, 9) >= 8
+                THEN 'moderate'
+            ELSE 'weak' END AS level"""
+        if with_level
+        else ""
+    )
+    return f"""WITH {_MATCHED_TERMS},
 s AS (
-    SELECT repo_id, rec, count(*)::int AS matched,
-        sum((%(weights)s::int[])[mask + 1])::int AS raw,
-        array_agg(tok ORDER BY tok) AS toks, array_agg(mask ORDER BY tok) AS masks,
-        bit_and(exact_mask) AS common
-    FROM m GROUP BY repo_id, rec
-    HAVING count(*) >= %(least)s
+    SELECT p.repo_id, p.rec,
+        {per_token}
+    FROM qt JOIN postings p ON p.term_id = qt.term_id
+    WHERE {_REPO_FILTER.format(alias="p")}
+    GROUP BY p.repo_id, p.rec
+),
+c AS (
+    SELECT repo_id, rec, ARRAY[{masks}]::int[] AS masks, {matched} AS matched,
+        {raw} AS raw, {common} AS common
+    FROM s
 ),
 h AS (
-    SELECT s.*, r.id, r.repo_name, r.feedback,
-        CASE WHEN %(phrase)s::text IS NOT NULL AND s.matched = %(n)s AND s.common <> 0
+    SELECT c.*, r.id, r.repo_name, r.feedback,
+        CASE WHEN %(phrase)s::text IS NOT NULL AND c.common <> 0
             THEN EXISTS (
-                SELECT 1 FROM records t WHERE t.repo_id = s.repo_id AND t.rec = s.rec
+                SELECT 1 FROM records t WHERE t.repo_id = c.repo_id AND t.rec = c.rec
                     AND strpos(t.text, %(phrase)s::text) > 0)
             ELSE false END AS phrase
-    FROM s JOIN records r ON r.repo_id = s.repo_id AND r.rec = s.rec
-    WHERE r.visible AND (%(retired)s OR r.active)
+    FROM c JOIN records r ON r.repo_id = c.repo_id AND r.rec = c.rec
+    WHERE c.matched >= %(least)s AND r.visible AND (%(retired)s OR r.active)
         AND (NOT %(has_context)s OR EXISTS (
-            SELECT 1 FROM postings c
-            WHERE c.repo_id = s.repo_id AND c.rec = s.rec
-                AND c.term_id = ANY(%(context_ids)s::int[]) AND c.mask & %(context_mask)s <> 0))
+            SELECT 1 FROM postings x
+            WHERE x.repo_id = c.repo_id AND x.rec = c.rec
+                AND x.term_id = ANY(%(context_ids)s::int[]) AND x.mask & %(context_mask)s <> 0))
 ),
 sc AS (
     SELECT h.*, h.matched::float8 / %(n)s::float8 AS coverage,
@@ -108,36 +129,38 @@ sc AS (
     FROM h
 ),
 lv AS (
-    SELECT sc.*, sc.relevance + sc.feedback AS score,
-        CASE WHEN round(coverage::numeric, 9) >= 0.75 AND round(relevance::numeric, 9) >= 18
-                THEN 'strong'
-            WHEN round(coverage::numeric, 9) >= 0.40 AND round(relevance::numeric, 9) >= 8
-                THEN 'moderate'
-            ELSE 'weak' END AS level
+    SELECT sc.*, sc.relevance + sc.feedback AS score{level}
     FROM sc
-)
-"""
-)
-_PAGE = (
-    _SCORED
-    + """,
+)"""
+
+
+def page_sql(tokens: int, with_level: bool) -> str:
+    """The shown results, best first, with the wide columns and the count of all results."""
+    where = "WHERE level = ANY(%(levels)s::text[])" if with_level else ""
+    return (
+        scored_sql(tokens, with_level)
+        + f""",
+kept AS (SELECT * FROM lv {where}),
 page AS (
-    SELECT lv.repo_id, lv.rec, lv.score, lv.relevance, lv.id, lv.repo_name, lv.toks, lv.masks,
-        lv.phrase, count(*) OVER () AS total
-    FROM lv
-    WHERE lv.level = ANY(%(levels)s::text[])
-    ORDER BY lv.score DESC, lv.relevance DESC, lv.id, lv.repo_name
+    SELECT repo_id, rec, score, relevance, id, repo_name, masks, phrase
+    FROM kept
+    ORDER BY score DESC, relevance DESC, id, repo_name
     LIMIT %(limit)s
 )
 SELECT r.id, r.title, r.locator, r.tags, r.shown_status, r.confidence, r.fingerprint,
-    r.supersedes, r.superseded_by, r.feedback_counts, r.feedback, page.toks, page.masks,
-    page.phrase, repos.name, repos.commit, page.total
+    r.supersedes, r.superseded_by, r.feedback_counts, r.feedback, page.masks,
+    page.phrase, repos.name, repos.commit, (SELECT count(*) FROM kept) AS total
 FROM page JOIN records r ON r.repo_id = page.repo_id AND r.rec = page.rec
 JOIN repos ON repos.repo_id = page.repo_id
 ORDER BY page.score DESC, page.relevance DESC, page.id, page.repo_name
 """
-)
-_LEVEL_COUNTS = _SCORED + "SELECT level, count(*) FROM lv GROUP BY level"
+    )
+
+
+def level_counts_sql(tokens: int) -> str:
+    return scored_sql(tokens, True) + " SELECT level, count(*) FROM lv GROUP BY level"
+
+
 #: Which query tokens match something in the records searched (for "did you mean").
 _TOKENS_FOUND = (
     "WITH "
@@ -257,7 +280,8 @@ class OrgSearcher:
         context = ContextFilter.parse(project_context) if project_context else None
         params = self._params(query, context, repos, min_level, include_retired)
         params["limit"] = limit
-        rows = self.conn.execute(_PAGE, params).fetchall()
+        page = page_sql(len(query.tokens), min_level is not None)
+        rows = self.conn.execute(page, params).fetchall()
         hits, places = [], []
         for row in rows:
             hit, place = _hit_of(query, row)
@@ -267,7 +291,8 @@ class OrgSearcher:
         outside: dict[str, int] = {}
         if not rows and (min_level is not None or context is not None):
             unfiltered = self._params(query, None, repos, None, include_retired)
-            outside = dict(self.conn.execute(_LEVEL_COUNTS, unfiltered).fetchall())
+            counts = level_counts_sql(len(query.tokens))
+            outside = dict(self.conn.execute(counts, unfiltered).fetchall())
         suggestions = self._suggestions(query.token_texts, params)
         self.conn.rollback()  # read only: end the transaction psycopg opened
         return OrgResult(query, context, hits, places, total, suggestions, outside, min_level)
@@ -339,12 +364,11 @@ class OrgSearcher:
 def _hit_of(query: Query, row: Sequence[Any]) -> tuple[Hit, tuple[str, str, list[str]]]:
     """A result row scored again by the one formula (rank.score_masks)."""
     (rid, title, locator, tags, status, confidence, fingerprint, supersedes, superseded_by,
-     counts, adjustment, toks, masks, phrase, repo, commit, _total) = row  # fmt: skip
+     counts, adjustment, masks, phrase, repo, commit, _total) = row  # fmt: skip
     doc = IndexedRecord(
         rid, title, locator, tuple(tags), status, confidence, "", fingerprint, tuple(supersedes)
     )
-    by_token = dict(zip(toks, masks, strict=True))
-    token_masks = [by_token.get(n, 0) for n in range(len(query.tokens))]
+    token_masks = list(masks)
     success, partial, failure, not_applicable, outdated = counts
     feedback = FeedbackSummary(success, partial, failure, not_applicable, outdated, adjustment)
     hit = score_masks(doc, query, token_masks, phrase, feedback)
