@@ -69,8 +69,8 @@ class Evidence:
 
 def evidence_of(record: Any, index: Any) -> Evidence:
     """Every similarity find_similar weighs, before its caps (so a threshold can be swept)."""
-    from reliora_git.duplicates import duplicate_query, idf_weights, overlap_of
-    from reliora_git.rank import index_record, score_record
+    from reliora_git.search.duplicates import duplicate_query, idf_weights, overlap_of
+    from reliora_git.search.rank import index_record, score_record
 
     query = duplicate_query(record)
     found: dict[str, tuple[float, bool]] = {}
@@ -94,7 +94,7 @@ def reworded(record: Any, rng: random.Random, keep_tags: bool, foreign: list[str
     ``foreign`` words (from other notes' titles) join the title: without them every
     query token of the reworded record comes from the original, whose overlap is 1.
     """
-    from reliora_git.model import Record
+    from reliora_git.records.model import Record
 
     words = record.title.split()
     rng.shuffle(words)
@@ -138,10 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     os.environ["RELIORA_NO_CACHE"] = "1"  # a temporary store: nothing to keep
     os.environ.setdefault("RELIORA_NO_PROGRESS", "1")
-    from reliora_git.api import judged_of_index
-    from reliora_git.duplicates import find_similar
-    from reliora_git.index import open_index
-    from reliora_git.store import Store
+    from reliora_git.operations.api import judged_of_index
+    from reliora_git.search.duplicates import find_similar
+    from reliora_git.storage.index import open_index
+    from reliora_git.storage.store import Store
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="reliora-dup-eval-") as tmp:
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _nearest_same_topic(record: Any, index: Any, topic: dict[str, str]) -> str | None:
     """The other note of the same topic that scores highest for ``record``'s duplicate query."""
-    from reliora_git.duplicates import duplicate_query
+    from reliora_git.search.duplicates import duplicate_query
 
     query = duplicate_query(record)
     if query is None:

@@ -96,9 +96,9 @@ def queries(notes: list[Path], count: int, seed: int) -> list[str]:
 
 def candidates_scored_in_python(searcher: object, text: str) -> int:
     """The other design: every candidate's masks shipped here, scored by rank.score_masks."""
-    from reliora_git.model import FeedbackSummary
     from reliora_git.org import search
-    from reliora_git.rank import IndexedRecord, Query, score_masks, sort_key
+    from reliora_git.records.model import FeedbackSummary
+    from reliora_git.search.rank import IndexedRecord, Query, score_masks, sort_key
 
     query = Query.parse(text)
     params = searcher._params(query, None, [], None, False)  # type: ignore[attr-defined]

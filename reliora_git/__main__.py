@@ -28,28 +28,28 @@ def main() -> None:
     # through to Typer (see commands/searching.py and commands/plain.py).
     fast = os.environ.get("RELIORA_FAST_CLI", "1") != "0"
     if sys.argv[1:2] == ["search"] and fast:
-        from reliora_git.commands.searching import fast_main
+        from reliora_git.interfaces.commands.searching import fast_main
 
         code = fast_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
     if sys.argv[1:2] in (["show"], ["list"], ["feedback"]) and fast:
-        from reliora_git.commands.plain import fast_main as plain_main
+        from reliora_git.interfaces.commands.plain import fast_main as plain_main
 
         code = plain_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
     if sys.argv[1:3] == ["org", "search"] and fast:
-        from reliora_git.commands.org_search import fast_main as org_main
+        from reliora_git.interfaces.commands.org_search import fast_main as org_main
 
         code = org_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
     if sys.argv[1:] in _HOOK_ARGV and fast:
-        from reliora_git.commands.check_staged import run_check_staged
+        from reliora_git.interfaces.commands.check_staged import run_check_staged
 
         sys.exit(run_check_staged(None, None, json_output="--json" in sys.argv))
-    from reliora_git.cli import app
+    from reliora_git.interfaces.cli import app
 
     app(prog_name="reliora")
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from reliora_git.store import Store
-from reliora_git.template import init_store
+from reliora_git.storage.store import Store
+from reliora_git.storage.template import init_store
 
 #: The real-world corpus next to the repository (absent on a user's clone: tests skip).
 TIL_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "til"

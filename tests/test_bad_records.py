@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git import api
-from reliora_git.catalog import load_catalog
-from reliora_git.store import Store
+from reliora_git.operations import api
+from reliora_git.storage.catalog import load_catalog
+from reliora_git.storage.store import Store
 from tests.bad_corpus import (
     BAD_RECORDS,
     FILES,
@@ -39,7 +39,7 @@ def corpus(store: Store, write_record: RecordMaker) -> dict[str, Expected]:
 
 def _display(locator: str) -> str:
     """A locator as a terminal line shows it (escapes dropped, whitespace collapsed)."""
-    from reliora_git.output import one_line
+    from reliora_git.interfaces.output import one_line
 
     return one_line(locator)
 

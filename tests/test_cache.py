@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git import api, cache, values
-from reliora_git.commands import searching
-from reliora_git.store import Store
+from reliora_git.interfaces.commands import searching
+from reliora_git.operations import api
+from reliora_git.storage import cache, values
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
 QUERIES = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reliora_git.store import Store
+from reliora_git.storage.store import Store
 from tests.conftest import Cli
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git import api
-from reliora_git.catalog import load_catalog
-from reliora_git.errors import RelioraError
-from reliora_git.feedback import parse_event
-from reliora_git.model import Record
-from reliora_git.store import STALE_TEMP_SECONDS, Store, walk_markdown, write_new
+from reliora_git.operations import api
+from reliora_git.records.errors import RelioraError
+from reliora_git.records.feedback import parse_event
+from reliora_git.records.model import Record
+from reliora_git.storage.catalog import load_catalog
+from reliora_git.storage.store import STALE_TEMP_SECONDS, Store, walk_markdown, write_new
 from tests.conftest import Cli, reliora_executable
 
 WORKERS = 8
@@ -118,9 +118,9 @@ def test_concurrent_cli_processes_lose_nothing(store: Store, repo: Path) -> None
 _CRASH_BETWEEN_TEMP_AND_LINK = """
 import os, signal, sys
 from pathlib import Path
-from reliora_git import api
-from reliora_git.model import Record
-from reliora_git.store import Store
+from reliora_git.operations import api
+from reliora_git.records.model import Record
+from reliora_git.storage.store import Store
 
 def crash(*args, **kwargs):
     # The temporary file is written and fsynced; die before it gets its name.

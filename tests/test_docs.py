@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from reliora_git.cli import app
+from reliora_git.interfaces.cli import app
 from tests.conftest import Cli
 
 ROOT = Path(__file__).resolve().parents[1]

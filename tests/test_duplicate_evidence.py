@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.duplicates import DocsPool, find_similar
-from reliora_git.model import Record
-from reliora_git.rank import index_record
+from reliora_git.records.model import Record
+from reliora_git.search.duplicates import DocsPool, find_similar
+from reliora_git.search.rank import index_record
 from tests.conftest import Cli, RecordMaker, git
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from reliora_git.duplicates import DocsPool, duplicate_query_text, find_similar
-from reliora_git.model import Record
-from reliora_git.rank import index_record
+from reliora_git.records.model import Record
+from reliora_git.search.duplicates import DocsPool, duplicate_query_text, find_similar
+from reliora_git.search.rank import index_record
 
 
 def rec(record_id: str, **fields: object) -> Record:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git import api
-from reliora_git.errors import RelioraError
-from reliora_git.store import Store
+from reliora_git.operations import api
+from reliora_git.records.errors import RelioraError
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, git
 
 SEED = 20261203

@@ -6,8 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from reliora_git.history import safe_path
-from reliora_git.store import Store
+from reliora_git.operations.history import safe_path
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, git
 
 

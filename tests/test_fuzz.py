@@ -8,14 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reliora_git import api
-from reliora_git.catalog import load_catalog, read_entry
-from reliora_git.errors import RecordError, RelioraError
-from reliora_git.feedback import parse_event
-from reliora_git.output import clean, one_line
-from reliora_git.parse import parse_record, render_record
-from reliora_git.store import Store, decode_utf8
-from reliora_git.template import init_store
+from reliora_git.interfaces.output import clean, one_line
+from reliora_git.operations import api
+from reliora_git.records.errors import RecordError, RelioraError
+from reliora_git.records.feedback import parse_event
+from reliora_git.records.parse import parse_record, render_record
+from reliora_git.storage.catalog import load_catalog, read_entry
+from reliora_git.storage.store import Store, decode_utf8
+from reliora_git.storage.template import init_store
 
 FAST = settings(max_examples=150, deadline=None)
 
@@ -244,7 +244,7 @@ def test_human_output_of_any_record_text_is_terminal_safe(
     import io
     import json
 
-    from reliora_git.output import Printer
+    from reliora_git.interfaces.output import Printer
 
     store, _ = init_store(tmp_path_factory.mktemp("output"))
     for n, (title, tags) in enumerate(records):

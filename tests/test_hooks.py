@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git import hooks
-from reliora_git.store import Store
+from reliora_git.gitrepo import hooks
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, git
 from tests.test_staged import NEAR_DUPLICATE, ORIGINAL, RELATED
 

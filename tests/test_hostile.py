@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git import api
-from reliora_git.catalog import read_entry
-from reliora_git.errors import RecordError, RelioraError
-from reliora_git.model import Record
-from reliora_git.parse import parse_record
-from reliora_git.store import Store, write_new
+from reliora_git.operations import api
+from reliora_git.records.errors import RecordError, RelioraError
+from reliora_git.records.model import Record
+from reliora_git.records.parse import parse_record
+from reliora_git.storage.catalog import read_entry
+from reliora_git.storage.store import Store, write_new
 from tests.bad_corpus import BAD_RECORDS
 from tests.conftest import Cli, RecordMaker
 
@@ -403,7 +403,7 @@ def test_a_symlinked_config_is_refused_not_followed(store: Store, cli: Cli, tmp_
 def test_a_file_swapped_after_listing_is_refused_not_followed(
     store: Store, write_record: RecordMaker, tmp_path: Path, swap: str
 ) -> None:
-    from reliora_git.store import MAX_RECORD_BYTES, read_text, walk_markdown
+    from reliora_git.storage.store import MAX_RECORD_BYTES, read_text, walk_markdown
 
     path = write_record("swapped", "Listed as a regular file")
     (listed,) = walk_markdown(store, store.experiences)

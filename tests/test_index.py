@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git import api, progress, values
-from reliora_git.index import LiveIndex, index_file, open_index
-from reliora_git.inverted import InvertedIndex, record_terms, within_distance
-from reliora_git.model import Record
-from reliora_git.rank import Hit, Query, index_record, rank
-from reliora_git.store import Store
-from reliora_git.watch import Watch
+from reliora_git.operations import api
+from reliora_git.records.model import Record
+from reliora_git.search.inverted import InvertedIndex, record_terms, within_distance
+from reliora_git.search.rank import Hit, Query, index_record, rank
+from reliora_git.storage import progress, values
+from reliora_git.storage.index import LiveIndex, index_file, open_index
+from reliora_git.storage.store import Store
+from reliora_git.storage.watch import Watch
 from tests.conftest import Cli, RecordMaker
 
 #: An mtime well outside the racy window, so that files written by a test are cached.

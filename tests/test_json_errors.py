@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reliora_git.store import Store
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git import lifecycle
-from reliora_git.errors import RelioraError
-from reliora_git.store import Store
+from reliora_git.operations import lifecycle
+from reliora_git.records.errors import RelioraError
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker
 
 BODY = """## Task
@@ -102,7 +102,7 @@ def test_update_refuses_a_secret_and_a_missing_record(hand_written: Path, cli: C
 def test_a_file_changed_after_it_was_read_is_not_overwritten(
     store: Store, hand_written: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import reliora_git.lifecycle as module
+    import reliora_git.operations.lifecycle as module
 
     real = module.read_regular_file
 

@@ -19,7 +19,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from reliora_git.store import Store
+from reliora_git.storage.store import Store
 from tests.conftest import reliora_executable
 
 FIRST = {
@@ -45,8 +45,8 @@ SECOND = {
 
 
 def test_the_schemas_allow_exactly_the_model_values() -> None:
-    from reliora_git import mcp_server
-    from reliora_git.model import CONFIDENCES, OUTCOMES
+    from reliora_git.interfaces import mcp_server
+    from reliora_git.records.model import CONFIDENCES, OUTCOMES
 
     assert get_args(mcp_server.Outcome) == OUTCOMES
     assert get_args(mcp_server.Confidence) == CONFIDENCES

@@ -15,7 +15,7 @@ def python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_cli_does_not_import_the_sdk(repo: Path) -> None:
     done = python(
-        "import sys; from reliora_git.cli import app; "
+        "import sys; from reliora_git.interfaces.cli import app; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))",
         repo,
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from reliora_git.store import Store
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
 pytestmark = pytest.mark.usefixtures("pg_server")
@@ -290,8 +290,8 @@ def test_bad_repositories_are_reported_and_the_others_sync(
 def test_org_search_fast_path_matches_typer(varied: Path, cli: Cli, org_db: str) -> None:
     import typer.main
 
-    from reliora_git.commands.org import org_app
-    from reliora_git.commands.org_search import ORG_SEARCH_OPTIONS
+    from reliora_git.interfaces.commands.org import org_app
+    from reliora_git.interfaces.commands.org_search import ORG_SEARCH_OPTIONS
 
     command = typer.main.get_command(org_app).commands["search"]  # type: ignore[attr-defined]
     declared = {
@@ -314,11 +314,11 @@ def test_til_corpus_ranks_the_same_locally_and_in_the_database(
 ) -> None:
     import shutil
 
-    from reliora_git import api
-    from reliora_git.errors import RelioraError
+    from reliora_git.operations import api
     from reliora_git.org.db import connect
     from reliora_git.org.search import OrgSearcher
     from reliora_git.org.sync import sync_all
+    from reliora_git.records.errors import RelioraError
     from tests.data.make_til_golden import QUERIES as GOLDEN
 
     repo = tmp_path / "til"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.store import Store
+from reliora_git.storage.store import Store
 from tests.conftest import RecordMaker, git, reliora_executable
 
 pytestmark = pytest.mark.usefixtures("pg_server")

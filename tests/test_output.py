@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from reliora_git.output import Printer, print_json
+from reliora_git.interfaces.output import Printer, print_json
 
 
 class Terminal(io.StringIO):

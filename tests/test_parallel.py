@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from reliora_git import parallel
+from reliora_git.storage import parallel
 
 _PARENT = os.getpid()
 #: Worker processes are forked on Linux only (parallel.py); elsewhere parsing stays serial.

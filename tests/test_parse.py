@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reliora_git.errors import RecordError
-from reliora_git.parse import parse_record, render_record
-from reliora_git.validate import validate
+from reliora_git.records.errors import RecordError
+from reliora_git.records.parse import parse_record, render_record
+from reliora_git.records.validate import validate
 
 FULL = """---
 id: flaky-pytest-timeouts-3f9a1c

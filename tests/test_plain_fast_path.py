@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import typer
 
-from reliora_git.commands import plain
+from reliora_git.interfaces.commands import plain
 from tests.conftest import Cli, RecordMaker
 
 
 @pytest.mark.parametrize("name", sorted(plain.PLAIN_COMMANDS))
 def test_the_fast_path_knows_every_spelling_typer_declares(name: str) -> None:
-    from reliora_git.cli import app
+    from reliora_git.interfaces.cli import app
 
     command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
     declared: dict[str, tuple[str, bool]] = {}

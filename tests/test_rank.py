@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reliora_git.errors import RelioraError
-from reliora_git.model import Record
-from reliora_git.rank import (
+from reliora_git.records.errors import RelioraError
+from reliora_git.records.model import Record
+from reliora_git.search.rank import (
     ContextFilter,
     Hit,
     IndexedRecord,
@@ -308,3 +308,20 @@ def test_min_level_drops_weaker_results() -> None:
 
 def test_a_record_matching_no_token_is_not_a_result() -> None:
     assert score_record(index_record(flaky_pytest()), Query.parse("kubernetes")) is None
+
+
+def test_scores_equal_but_for_the_last_binary_digit_are_ties() -> None:
+    """Found by the ranking oracle: 24 × 0.8 is 19.200000000000003, 20.7 − 1.5 is 19.2.
+
+    Both are 19.2 (and the JSON shows 19.2): relevance must decide, as SPEC.md §5 says.
+    """
+    from reliora_git.search.rank import IndexedRecord, sort_key
+
+    def hit(record_id: str, score: float, relevance: float) -> Hit:
+        doc = IndexedRecord(record_id, "t", f"{record_id}.md", (), "active", None, "", "")
+        return Hit(doc, score, relevance, 1.0, "strong", ("t",), (1,), False)
+
+    with_feedback = hit("a", 23 * (0.6 + 0.4 * 0.75) - 1.5, 23 * (0.6 + 0.4 * 0.75))
+    without = hit("a-1", 24 * (0.6 + 0.4 * 0.5), 24 * (0.6 + 0.4 * 0.5))
+    assert without.score > with_feedback.score  # in binary floating point
+    assert [h.doc.id for h in sorted([without, with_feedback], key=sort_key)] == ["a", "a-1"]

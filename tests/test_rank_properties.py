@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reliora_git.model import Record
-from reliora_git.rank import (
+from reliora_git.records.model import Record
+from reliora_git.search.rank import (
     FIELD_WEIGHTS,
     LEVELS,
     Query,
@@ -23,7 +23,7 @@ from reliora_git.rank import (
     index_record,
     rank,
 )
-from reliora_git.tokens import content_tokens, token_matches, tokenize
+from reliora_git.search.tokens import content_tokens, token_matches, tokenize
 
 # A small vocabulary with prefix pairs on both sides of the 5-character rule, and stop words.
 WORDS = [

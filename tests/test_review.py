@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.changes import RecordChange, Review, Side
-from reliora_git.review import COMMENT_MARKER, md, to_markdown
-from reliora_git.store import Store
+from reliora_git.interfaces.review import COMMENT_MARKER, md, to_markdown
+from reliora_git.operations.changes import RecordChange, Review, Side
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
 HOSTILE_TITLE = "Hostile <img src=x onerror=alert(1)> for @someone"

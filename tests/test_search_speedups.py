@@ -20,17 +20,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reliora_git import parallel
-from reliora_git import rank as rank_module
-from reliora_git.catalog import Catalog, load_catalog
-from reliora_git.commands import searching
-from reliora_git.index import StoreIndex, open_index
-from reliora_git.jsonio import search_document
-from reliora_git.model import Record
-from reliora_git.output import print_json
-from reliora_git.rank import ContextFilter, IndexedRecord, Query, index_record, rank
-from reliora_git.store import Store
-from reliora_git.tokens import token_matches, tokenize
+from reliora_git.interfaces.commands import searching
+from reliora_git.interfaces.output import print_json
+from reliora_git.records.model import Record
+from reliora_git.search import rank as rank_module
+from reliora_git.search.jsonio import search_document
+from reliora_git.search.rank import ContextFilter, IndexedRecord, Query, index_record, rank
+from reliora_git.search.tokens import token_matches, tokenize
+from reliora_git.storage import parallel
+from reliora_git.storage.catalog import Catalog, load_catalog
+from reliora_git.storage.index import StoreIndex, open_index
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker
 
 TIL_QUERIES: tuple[tuple[str, str | None], ...] = (
@@ -279,7 +279,7 @@ def test_min_level_ranks_as_filtering_every_result(til_corpus: Path, min_level: 
 def test_fast_option_table_matches_the_typer_declaration() -> None:
     import typer.main
 
-    from reliora_git.cli import app
+    from reliora_git.interfaces.cli import app
 
     command = typer.main.get_command(app).commands["search"]  # type: ignore[attr-defined]
     declared: dict[str, tuple[str, bool]] = {}
@@ -372,7 +372,7 @@ def test_a_cached_search_imports_no_typer_yaml_or_gitpython(
     os.utime(path, ns=(1_700_000_000_000_000_000,) * 2)  # old enough to be cached
     code = (
         "import sys\n"
-        "from reliora_git.commands.searching import fast_main\n"
+        "from reliora_git.interfaces.commands.searching import fast_main\n"
         f"fast_main(['search', 'timeouts', '--json', '--repo', {str(repo)!r}])\n"
         "heavy = {'typer', 'click', 'yaml', 'frontmatter', 'git', 'rich', 'pydantic'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.store import Store
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
 
@@ -232,7 +232,7 @@ def test_search_never_imports_the_scanner(store: Store, cli: Cli, repo: Path) ->
     assert cli("record", "--title", "Deploy", "--task", "t", "--solution", "s").returncode == 0
     code = (
         "import sys\n"
-        "from reliora_git.commands.searching import fast_main\n"
+        "from reliora_git.interfaces.commands.searching import fast_main\n"
         f"fast_main(['search', 'deploy', '--json', '--repo', {str(repo)!r}])\n"
         "assert not [m for m in sys.modules if m.startswith('detect_secrets')], 'imported'\n"
     )
@@ -242,7 +242,7 @@ def test_search_never_imports_the_scanner(store: Store, cli: Cli, repo: Path) ->
 
 def test_the_scanner_leaves_the_real_packages_to_everyone_else() -> None:
     code = (
-        "from reliora_git import credentials\n"
+        "from reliora_git.records import credentials\n"
         f"assert credentials.scan_fields([('s', {TOKEN!r})], entropy=True)\n"
         "import detect_secrets, requests\n"
         "assert detect_secrets.SecretsCollection\n"

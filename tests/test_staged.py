@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.gitfiles import EXPERIENCES, is_store_file
-from reliora_git.store import Store
+from reliora_git.storage.gitfiles import EXPERIENCES, is_store_file
+from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
 ORIGINAL = """---

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.errors import RelioraError
-from reliora_git.store import Store, check_id, find_store, new_id, slugify, write_new
+from reliora_git.records.errors import RelioraError
+from reliora_git.storage.store import Store, check_id, find_store, new_id, slugify, write_new
 
 
 def test_write_new_never_overwrites_and_leaves_no_temporary_file(store: Store) -> None:

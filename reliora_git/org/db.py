@@ -18,7 +18,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from reliora_git.errors import RelioraError
+from reliora_git.records.errors import RelioraError
 
 if TYPE_CHECKING:
     import psycopg

@@ -6,9 +6,9 @@ does: the terms each query token matches by the rule of §4 (exact, the ones it
 extends, the ones that extend it), each record's components per token, the
 exact phrase confirmed on the few records that hold every token exactly in one
 component, the score of §5 in float8 (the same IEEE operations, in the same
-order, as rank.score_masks), the level, the filters, the order and the limit.
+order, as rank.score_masks), the level, the filters, the order (rank.sort_key) and the limit.
 Only the shown results leave the server, with their masks, and each is scored
-again by :func:`reliora_git.rank.score_masks` — the one formula — for its JSON.
+again by :func:`reliora_git.search.rank.score_masks` — the one formula — for its JSON.
 
 Why in SQL rather than candidates scored in Python: a common word matches tens
 of thousands of records at 100,000; shipping each candidate's masks to the
@@ -22,14 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reliora_git.errors import RelioraError
-from reliora_git.inverted import MAX_SUGGESTIONS, within_distance
-from reliora_git.jsonio import hit_to_json, search_document
-from reliora_git.model import FeedbackSummary
-from reliora_git.rank import (
+from reliora_git.records.errors import RelioraError
+from reliora_git.records.model import FeedbackSummary
+from reliora_git.search.inverted import MAX_SUGGESTIONS, within_distance
+from reliora_git.search.jsonio import hit_to_json, search_document
+from reliora_git.search.rank import (
     CONTEXT_FIELDS,
     FIELD_WEIGHTS,
     LEVELS,
+    ORDER_SCALE,
     ContextFilter,
     Hit,
     IndexedRecord,
@@ -37,8 +38,8 @@ from reliora_git.rank import (
     least_matches,
     score_masks,
 )
-from reliora_git.stopwords import STOP_WORDS
-from reliora_git.tokens import PREFIX_MIN
+from reliora_git.search.stopwords import STOP_WORDS
+from reliora_git.search.tokens import PREFIX_MIN
 
 if TYPE_CHECKING:
     import psycopg
@@ -142,9 +143,11 @@ def page_sql(tokens: int, with_level: bool) -> str:
         + f""",
 kept AS (SELECT * FROM lv {where}),
 page AS (
-    SELECT repo_id, rec, score, relevance, id, repo_name, masks, phrase
+    SELECT repo_id, rec, round(score * %(scale)s::float8) AS score_key,
+        round(relevance * %(scale)s::float8) AS relevance_key, id, repo_name, masks, phrase
     FROM kept
-    ORDER BY score DESC, relevance DESC, id, repo_name
+    ORDER BY round(score * %(scale)s::float8) DESC, round(relevance * %(scale)s::float8) DESC,
+        id, repo_name
     LIMIT %(limit)s
 )
 SELECT r.id, r.title, r.locator, r.tags, r.shown_status, r.confidence, r.fingerprint,
@@ -152,7 +155,7 @@ SELECT r.id, r.title, r.locator, r.tags, r.shown_status, r.confidence, r.fingerp
     page.phrase, repos.name, repos.commit, (SELECT count(*) FROM kept) AS total
 FROM page JOIN records r ON r.repo_id = page.repo_id AND r.rec = page.rec
 JOIN repos ON repos.repo_id = page.repo_id
-ORDER BY page.score DESC, page.relevance DESC, page.id, page.repo_name
+ORDER BY page.score_key DESC, page.relevance_key DESC, page.id, page.repo_name
 """
     )
 
@@ -310,6 +313,7 @@ class OrgSearcher:
         params: dict[str, Any] = _term_params(tokens)
         params.update(
             n=len(tokens),
+            scale=ORDER_SCALE,
             weights=_MASK_WEIGHTS,
             least=least_matches(len(tokens), allowed[-1]),
             phrase=query.phrase,

@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reliora_git import __version__, git
-from reliora_git.catalog import choose_id_owners
-from reliora_git.errors import RecordError, RelioraError
-from reliora_git.gitfiles import EXPERIENCES, FEEDBACK, GitFiles
+from reliora_git import __version__
+from reliora_git.gitrepo import git
 from reliora_git.org.db import LOCK_SPACE
-from reliora_git.rank import IndexedRecord, superseders
-from reliora_git.store import ScannedFile, Store
-from reliora_git.values import error_value, event_value, feedback_from_values, indexed_value
+from reliora_git.records.errors import RecordError, RelioraError
+from reliora_git.search.rank import IndexedRecord, superseders
+from reliora_git.storage.catalog import choose_id_owners
+from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, GitFiles
+from reliora_git.storage.store import ScannedFile, Store
+from reliora_git.storage.values import error_value, event_value, feedback_from_values, indexed_value
 
 if TYPE_CHECKING:
     import psycopg
@@ -556,8 +557,8 @@ def sync_all(
     A database failure stops the run (the repositories synced before it stay synced).
     """
     from reliora_git.org.db import connect, database_error, migrate
-    from reliora_git.parallel import compute_on, mapper
-    from reliora_git.progress import progress
+    from reliora_git.storage.parallel import compute_on, mapper
+    from reliora_git.storage.progress import progress
 
     run = SyncRun()
     sources: list[Source] = []

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-#: Store-file mtime of the copy: old enough to be cached (see reliora_git.cache.RACY_NS).
+#: Store-file mtime of the copy: old enough to be cached (see reliora_git.storage.cache.RACY_NS).
 OLD_MTIME = 1_700_000_000
 #: Store of each query: the corpus as it is, or a copy where these records are retired
 #: or superseded (the corpus itself has none), for --include-retired.
@@ -200,9 +200,9 @@ def environment(**values: str | None) -> Iterator[None]:
 
 def run_query(root: Path, query: dict[str, Any]) -> dict[str, Any]:
     """Search ``root`` as `reliora search --json` does, with every result (no limit)."""
-    from reliora_git.api import search
-    from reliora_git.jsonio import search_document
-    from reliora_git.store import Store
+    from reliora_git.operations.api import search
+    from reliora_git.search.jsonio import search_document
+    from reliora_git.storage.store import Store
 
     found = search(
         Store(root),

@@ -1,0 +1,1 @@
+"""Git: running git, and installing the hook."""

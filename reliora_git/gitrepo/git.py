@@ -1,0 +1,277 @@
+"""The only module that runs git. Plain ``git`` subprocesses: fast to start, and exact.
+
+GitPython is kept off the search path (it costs a noticeable import); the
+functions here that run on every command use the ``git`` binary directly.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from reliora_git.records.errors import RelioraError
+
+
+def run(args: Sequence[str], cwd: Path, *, input: bytes | None = None, check: bool = True) -> bytes:
+    """Run ``git args`` in ``cwd`` and return its stdout; a RelioraError when it fails."""
+    try:
+        # Never let git read our stdin: in `reliora mcp` it carries the protocol stream.
+        stdin = subprocess.DEVNULL if input is None else None
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            input=input,
+            stdin=stdin,
+            capture_output=True,
+            check=False,
+            env=_absolute_git_env(),
+        )
+    except FileNotFoundError:
+        raise RelioraError("git is not installed or not on PATH", code="no_git") from None
+    if check and done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RelioraError(
+            f"git {args[0]} failed: {message[-1] if message else 'exit ' + str(done.returncode)}",
+            code="git_failed",
+        )
+    return done.stdout
+
+
+def user_name(cwd: Path) -> str | None:
+    """``user.name`` from git config, or None outside git or when unset."""
+    try:
+        out = run(["config", "user.name"], cwd, check=False)
+    except RelioraError:
+        return None
+    name = out.decode("utf-8", "replace").strip()
+    return name or None
+
+
+def stage(cwd: Path, paths: Sequence[Path]) -> None:
+    run(["add", "--", *(os.fspath(p) for p in paths)], cwd)
+
+
+def toplevel(cwd: Path) -> Path | None:
+    """The top of the work tree ``cwd`` is in, or None outside git."""
+    try:
+        out = run(["rev-parse", "--show-toplevel"], cwd, check=False)
+    except RelioraError:
+        return None
+    text = out.decode("utf-8", "surrogateescape").strip()
+    return Path(text) if text else None
+
+
+# --- plumbing shared by the hook, `hooks` and `review` -----------------------------------------
+
+
+def _absolute_git_env() -> dict[str, str] | None:
+    """The environment for git, with a relative GIT_DIR made absolute.
+
+    Git reads a relative GIT_DIR against the folder it starts in, so it is
+    pinned to ours before git runs in another folder. GIT_INDEX_FILE is left
+    alone: git reads a relative one (``git commit`` hands hooks ``.git/index``)
+    against the top of the work tree, wherever in it git starts.
+    """
+    changed = {}
+    value = os.environ.get("GIT_DIR")
+    if value and not os.path.isabs(value):
+        changed["GIT_DIR"] = os.path.abspath(value)
+    return {**os.environ, **changed} if changed else None
+
+
+def split_z(out: bytes) -> list[str]:
+    """NUL-separated git output as text (file names may be any bytes: kept lossless)."""
+    text = out.decode("utf-8", "surrogateescape")
+    return text.split("\0")[:-1] if text else []
+
+
+def rev_parse_path(cwd: Path, *args: str) -> Path:
+    """A path printed by ``git rev-parse``, made absolute against ``cwd``."""
+    out = run(["rev-parse", *args], cwd).decode("utf-8", "surrogateescape").strip()
+    return (cwd / out).resolve()
+
+
+def hooks_dir(cwd: Path) -> Path:
+    """The folder git runs hooks from (worktrees and submodules included; honours hooksPath)."""
+    return rev_parse_path(cwd, "--git-path", "hooks")
+
+
+def default_hooks_dir(cwd: Path) -> Path:
+    """Where hooks live when ``core.hooksPath`` is not set: the common git directory."""
+    return rev_parse_path(cwd, "--git-common-dir") / "hooks"
+
+
+def config_value(cwd: Path, key: str) -> str | None:
+    out = run(["config", "--get", key], cwd, check=False)
+    value = out.decode("utf-8", "surrogateescape").strip()
+    return value or None
+
+
+def show_prefix(cwd: Path) -> str:
+    """``cwd`` relative to the top of its work tree, '' or ending in '/' (git's own form)."""
+    return run(["rev-parse", "--show-prefix"], cwd).decode("utf-8", "surrogateescape").strip()
+
+
+class IndexEntry(NamedTuple):
+    """One line of ``git ls-files -s`` or ``git ls-tree``: a path with its mode and blob.
+
+    A named tuple: the hook reads one per store file, 100,000 on a large store.
+    """
+
+    path: str
+    mode: str
+    blob: str
+    stage: int = 0
+
+
+def parse_ls_tree(out: bytes) -> list[IndexEntry]:
+    """``git ls-tree -r -z``: ``<mode> <type> <object>\\t<path>`` records (blobs only)."""
+    entries = []
+    for item in split_z(out):
+        meta, _, path = item.partition("\t")
+        mode, kind, blob = meta.split(" ")
+        if kind == "blob":
+            entries.append(IndexEntry(path, mode, blob))
+    return entries
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file of ``git diff --raw``: status letter A/C/D/M/R/T/U, paths, blobs and modes."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+    old_blob: str | None = None
+    new_blob: str | None = None
+    old_mode: str | None = None
+    new_mode: str | None = None
+
+
+def parse_diff_raw(out: bytes) -> list[Change]:
+    """``git diff --raw -z --no-abbrev``: ``:<modes> <blobs> <status>\\0<path>[\\0<path>]``."""
+    fields = split_z(out)
+    changes = []
+    i = 0
+    while i < len(fields):
+        old_mode, new_mode, old_blob, new_blob, status = fields[i].lstrip(":").split(" ")
+        letter = status[0]
+        if letter in "RC":
+            old_path, path = fields[i + 1], fields[i + 2]
+            i += 3
+        else:
+            old_path, path = None, fields[i + 1]
+            i += 2
+        changes.append(Change(letter, path, old_path, old_blob, new_blob, old_mode, new_mode))
+    return changes
+
+
+def staged_changes(cwd: Path, pathspecs: Sequence[str]) -> list[Change]:
+    """Index against HEAD, renames found (on an unborn branch git compares with nothing)."""
+    return parse_diff_raw(
+        run(
+            [
+                "diff",
+                "--cached",
+                "--raw",
+                "-z",
+                "-M",
+                "--no-abbrev",
+                "--no-ext-diff",
+                "--",
+                *pathspecs,
+            ],
+            cwd,
+        )
+    )
+
+
+def tree_changes(cwd: Path, base: str, head: str, pathspecs: Sequence[str]) -> list[Change]:
+    return parse_diff_raw(
+        run(
+            [
+                "diff",
+                "--raw",
+                "-z",
+                "-M",
+                "--no-abbrev",
+                "--no-ext-diff",
+                base,
+                head,
+                "--",
+                *pathspecs,
+            ],
+            cwd,
+        )
+    )
+
+
+def ls_tree(cwd: Path, ref: str, pathspecs: Sequence[str]) -> list[IndexEntry]:
+    """Blobs of ``ref`` under ``pathspecs`` (relative to ``cwd``), named from the top."""
+    return parse_ls_tree(run(["ls-tree", "-r", "-z", "--full-name", ref, "--", *pathspecs], cwd))
+
+
+@dataclass(frozen=True)
+class Blob:
+    """A blob's bytes, or None when it is larger than the limit it was read with."""
+
+    size: int
+    data: bytes | None
+
+
+def read_blobs(cwd: Path, blobs: Sequence[str], max_size: int) -> dict[str, Blob]:
+    """Many blobs through one ``git cat-file --batch``; blobs over ``max_size`` are not kept."""
+    wanted = list(dict.fromkeys(blobs))
+    if not wanted:
+        return {}
+    out = run(["cat-file", "--batch"], cwd, input="".join(f"{b}\n" for b in wanted).encode())
+    found: dict[str, Blob] = {}
+    pos = 0
+    for blob in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].decode("ascii", "replace").split(" ")
+        pos = end + 1
+        if len(header) != 3:  # "<object> missing"
+            raise RelioraError(f"git object {blob} is missing", code="git_failed")
+        size = int(header[2])
+        data = out[pos : pos + size]
+        pos += size + 1  # the blob is followed by a newline
+        found[blob] = Blob(size, data if size <= max_size else None)
+    return found
+
+
+def verify_ref(cwd: Path, ref: str) -> str | None:
+    """The commit id ``ref`` names, or None when it names none."""
+    out = run(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+        cwd,
+        check=False,
+    )
+    text = out.decode("ascii", "replace").strip()
+    return text or None
+
+
+def merge_base(cwd: Path, a: str, b: str) -> str | None:
+    out = run(["merge-base", a, b], cwd, check=False).decode("ascii", "replace").strip()
+    return out or None
+
+
+def default_branch(cwd: Path) -> str | None:
+    """origin/HEAD when it is set, else the first of main, master, origin/main, origin/master."""
+    out = run(["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"], cwd, check=False)
+    ref = out.decode("utf-8", "surrogateescape").strip()
+    if ref:
+        return ref
+    for candidate in (
+        "refs/heads/main",
+        "refs/heads/master",
+        "refs/remotes/origin/main",
+        "refs/remotes/origin/master",
+    ):
+        if verify_ref(cwd, candidate):
+            return candidate
+    return None

@@ -1,0 +1,1 @@
+"""Interfaces: the command line and the MCP server, and what they print."""

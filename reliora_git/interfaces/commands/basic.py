@@ -1,0 +1,152 @@
+"""``init``, ``search``, ``show``, ``list`` and ``feedback``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reliora_git.interfaces.commands.common import JsonFlag, RepoOption, reporting
+from reliora_git.interfaces.commands.plain import run_feedback, run_list, run_show
+from reliora_git.interfaces.commands.searching import run_search
+from reliora_git.interfaces.output import Printer, print_json
+from reliora_git.records.model import OUTCOMES
+
+
+def init(
+    hooks: Annotated[
+        bool, typer.Option("--hooks", help="Also install the git pre-commit hook.")
+    ] = False,
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Create .reliora/ (README for reviewers, config.toml, experiences/, feedback/).
+
+    The store goes at the top of the git work tree you are in (or the current
+    folder outside git, or --repo). Running it again only adds what is missing.
+    --hooks also runs `reliora hooks install`.
+
+    \b
+    Example:
+      reliora init --hooks
+    """
+    from reliora_git.gitrepo import git
+    from reliora_git.gitrepo.hooks import install as install_hook
+    from reliora_git.storage.template import init_store
+
+    with reporting(json_output):
+        root = repo.resolve() if repo else git.toplevel(Path.cwd()) or Path.cwd()
+        store, created = init_store(root)
+        hook = install_hook(root) if hooks else None
+        if json_output:
+            document: dict[str, object] = {"store": str(store.path), "created": created}
+            if hook is not None:
+                document["hook"] = {"action": hook.action, "message": hook.message}
+            print_json(document)
+            return
+        printer = Printer()
+        for path in created:
+            printer.line(f"created {path}")
+        printer.line(
+            f"Store ready at {store.path}" if created else f"{store.path} is already set up"
+        )
+        if hook is not None:
+            printer.line(hook.message)
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="Words of the task, e.g. 'flaky pytest timeouts'.")],
+    project_context: Annotated[
+        str | None,
+        typer.Option(
+            "--project-context",
+            "-p",
+            help="Keep only records whose project context, tags or applicability match.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="Results to show (default 10).")
+    ] = None,
+    min_level: Annotated[
+        str | None,
+        typer.Option("--min-level", help="Lowest match level shown: strong, moderate, weak."),
+    ] = None,
+    include_retired: Annotated[
+        bool, typer.Option("--include-retired", help="Also search retired and superseded records.")
+    ] = False,
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Rank experiences for QUERY, explaining every score field by field.
+
+    \b
+    Example:
+      reliora search "pytest timeouts on ci" --project-context python --limit 5
+    """
+    # The body is shared with the fast start path in __main__ (see commands/searching.py).
+    run_search(
+        query,
+        project_context=project_context,
+        limit=limit,
+        min_level=min_level,
+        include_retired=include_retired,
+        repo=repo,
+        json_output=json_output,
+    )
+
+
+def show(
+    record_id: Annotated[
+        str, typer.Argument(metavar="ID", help="An id, or a unique prefix of one.")
+    ],
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Show one experience in full, with its feedback.
+
+    \b
+    Example:
+      reliora show flaky-pytest
+    """
+    run_show(record_id, repo=repo, json_output=json_output)
+
+
+def list_(
+    tag: Annotated[
+        str | None, typer.Option("--tag", "-t", help="Only records with this tag.")
+    ] = None,
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """List every experience, newest first.
+
+    \b
+    Example:
+      reliora list --tag pytest
+    """
+    run_list(tag=tag, repo=repo, json_output=json_output)
+
+
+def feedback(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="The experience you used.")],
+    outcome: Annotated[str, typer.Argument(help=f"One of: {', '.join(OUTCOMES)}.")],
+    note: Annotated[str, typer.Option("--note", "-m", help="What happened, in a sentence.")] = "",
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Record how an experience worked out (adds one event file; never edits).
+
+    \b
+    Example:
+      reliora feedback flaky-pytest success --note "fixed the CI timeouts"
+    """
+    run_feedback(record_id, outcome, note=note, repo=repo, json_output=json_output)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(init)
+    app.command()(search)
+    app.command()(show)
+    app.command("list")(list_)
+    app.command()(feedback)

@@ -1,0 +1,46 @@
+"""``check --staged``, without Typer: the pre-commit hook runs it on every commit.
+
+``__main__`` sends the hook's exact command lines here before the CLI framework
+is imported (its import costs more than checking one staged record); ``check``
+in commands/check.py calls the same function for every other spelling.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reliora_git.interfaces.commands.reporting import reporting
+
+
+def run_check_staged(
+    paths: list[str] | None, repo: Path | None, json_output: bool, show_all: bool = False
+) -> int:
+    """Check the git index; the exit code (1 for a conflict or a blocking invalid record)."""
+    from reliora_git.interfaces.output import Printer, print_json
+    from reliora_git.operations.staged import check_staged, find_git_store
+    from reliora_git.records.errors import RelioraError
+    from reliora_git.storage.config import load_config
+
+    with reporting(json_output):
+        if paths:
+            raise RelioraError("--staged checks the whole index; give no PATHS", code="usage")
+        store = find_git_store(repo)
+        config = load_config(store)
+        result = check_staged(
+            store,
+            duplicates=config.hook_duplicates,
+            duplicate_overlap=config.duplicate_overlap,
+            secrets_entropy=config.secrets_entropy,
+        )
+        if json_output:
+            print_json({**result.report.to_json(), "staged": True})
+        elif result.report.checked or result.report.files:
+            # Nothing staged under .reliora/ (most commits): say nothing.
+            Printer().check(result.report, show_all)
+    blocked = (
+        result.conflicts
+        or result.linked
+        or result.secrets
+        or (result.has_invalid_records and config.block_on_invalid)
+    )
+    return 1 if blocked else 0

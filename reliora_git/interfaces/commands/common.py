@@ -1,0 +1,93 @@
+"""Options and error handling shared by every command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+# Error reporting needs no Typer, so the fast `search` path shares it; re-exported here.
+from reliora_git.interfaces.commands.reporting import fail, reporting
+from reliora_git.interfaces.output import print_json
+from reliora_git.records.errors import RelioraError
+
+__all__ = [
+    "AllFlag",
+    "JsonAwareGroup",
+    "JsonFlag",
+    "RepoOption",
+    "fail",
+    "reporting",
+    "usage_error",
+]
+
+RepoOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--repo",
+        help="Folder holding .reliora/ (default: the nearest one above; env RELIORA_REPO).",
+        show_default=False,
+    ),
+]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of text.")]
+AllFlag = Annotated[
+    bool,
+    typer.Option("--all", help="Show related records in full, not only likely duplicates."),
+]
+
+
+class JsonAwareGroup(TyperGroup):
+    """The top-level group: usage errors become JSON on stdout when ``--json`` was asked for.
+
+    Click reports a missing argument or a bad option value before any command code
+    runs, as text on stderr. An agent that passed ``--json`` reads stdout only, so
+    it would see nothing; here the same error (same exit code 2) is printed as the
+    ``{"error": …}`` document instead. Without ``--json`` click's text is kept.
+    """
+
+    # ``ctx`` is Any: Typer's Context type depends on the Typer release (recent ones
+    # vendor their own copy of click), and these overrides only pass it through.
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        ctx.meta[_WANTS_JSON] = wants_json(args[1:])
+        ctx.meta[_COMMAND] = args[0] if args else None
+        return super().resolve_command(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except USAGE_ERROR as error:
+            if not ctx.meta.get(_WANTS_JSON):
+                raise
+            print_json(usage_error(error, ctx.meta.get(_COMMAND)).to_json())
+            raise typer.Exit(2) from None
+
+
+def usage_error(error: Any, command: str | None) -> RelioraError:
+    """A click usage error as ours: its message plus the command's usage line."""
+    message = error.format_message()
+    if getattr(error, "ctx", None) is not None:
+        message = f"{message} ({error.ctx.get_usage()}; see --help)"
+    else:  # raised by the option parser, which has no context to describe
+        message = f"{message} (Usage: reliora {command or 'COMMAND'} …; see --help)"
+    return RelioraError(message, code="usage_error")
+
+
+#: Click's UsageError, found through Typer's public BadParameter: recent Typer
+#: releases vendor click, so ``import click`` would name a different class.
+USAGE_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
+)
+_WANTS_JSON = "reliora.wants_json"
+_COMMAND = "reliora.command"
+
+
+def wants_json(args: list[str]) -> bool:
+    """Whether a command line asks for JSON output (``--json`` before any ``--``)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg == "--json" or arg.startswith("--json="):
+            return True
+    return False

@@ -1,0 +1,262 @@
+"""``update`` and ``retire``: change a record in place (SPEC.md §11)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from reliora_git.interfaces.commands.common import RepoOption, reporting
+from reliora_git.interfaces.commands.reporting import wrote
+from reliora_git.interfaces.output import Printer, print_json
+from reliora_git.records.errors import RelioraError
+from reliora_git.storage.store import find_store
+
+if TYPE_CHECKING:
+    from reliora_git.operations.lifecycle import Changes
+
+
+def update(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="An id, or a unique prefix.")],
+    title: Annotated[str | None, typer.Option(help="New title.")] = None,
+    task: Annotated[str | None, typer.Option(help="New task.")] = None,
+    solution: Annotated[str | None, typer.Option(help="New solution.")] = None,
+    why: Annotated[str | None, typer.Option(help="New 'why it worked'.")] = None,
+    applicability: Annotated[str | None, typer.Option(help="New applicability.")] = None,
+    verification: Annotated[str | None, typer.Option(help="New verification.")] = None,
+    project_context: Annotated[str | None, typer.Option(help="New project context.")] = None,
+    confidence: Annotated[str | None, typer.Option(help="low, medium or high.")] = None,
+    add_problem: Annotated[list[str] | None, typer.Option(help="Append a problem.")] = None,
+    add_failed: Annotated[list[str] | None, typer.Option(help="Append a failed attempt.")] = None,
+    add_warning: Annotated[list[str] | None, typer.Option(help="Append a warning.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="The tags (replace them all).")] = None,
+    path: Annotated[list[str] | None, typer.Option(help="The code paths (replace them).")] = None,
+    json_input: Annotated[
+        str | None,
+        typer.Option("--json", metavar="-", help="Read the changes as a JSON object on stdin."),
+    ] = None,
+    repo: RepoOption = None,
+) -> None:
+    """Change a record in place: given fields replace, --add-* append.
+
+    Unknown front-matter keys and sections are kept, `updated` is set to today
+    (UTC). The change is checked like a new record (validation, secrets) and
+    refused when the file changed on disk after it was read, so nobody's
+    write is lost.
+
+    \b
+    Examples:
+      reliora update flaky-pytest --add-warning "not needed on pytest 8.2+"
+      echo '{"solution": "…", "addProblems": ["…"]}' | reliora update flaky-pytest --json -
+    """
+    from reliora_git.operations.lifecycle import Changes
+    from reliora_git.operations.lifecycle import update as run_update
+
+    as_json = json_input is not None
+    with reporting(as_json):
+        changes = _json_changes(json_input) if json_input is not None else Changes()
+        given = {
+            "title": title,
+            "task": task,
+            "solution": solution,
+            "why_it_worked": why,
+            "applicability": applicability,
+            "verification": verification,
+            "project_context": project_context,
+            "confidence": confidence,
+            "tags": tag,
+            "paths": path,
+        }
+        changes.replace.update({k: v for k, v in given.items() if v is not None})
+        for name, items in (
+            ("problems", add_problem),
+            ("failed_attempts", add_failed),
+            ("warnings", add_warning),
+        ):
+            if items:
+                changes.append[name] = [*changes.append.get(name, []), *items]
+        store = find_store(repo)
+        saved = run_update(store, record_id, changes)
+        wrote(f"updated {saved.id} in {saved.locator}")
+        _report(saved.id, saved.locator, saved.updated, "updated", as_json)
+
+
+def edit(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="An id, or a unique prefix.")],
+    repo: RepoOption = None,
+) -> None:
+    """Edit a record in $VISUAL or $EDITOR; it is saved only when it is valid.
+
+    The editor opens a draft copy in .reliora/.drafts/. A draft that is not a
+    valid record (or holds a secret, or changes the id) is kept and named, so
+    nothing typed is lost; the record is refused if its file changed meanwhile.
+
+    \b
+    Example:
+      EDITOR=nano reliora edit flaky-pytest
+    """
+    import os
+    import shlex
+    import subprocess
+
+    from reliora_git.operations.lifecycle import begin_edit, finish_edit
+    from reliora_git.storage.store import store_folder
+
+    with reporting():
+        store = find_store(repo)
+        editing = begin_edit(store, record_id)
+        drafts = store_folder(store, store.path / ".drafts")
+        draft = drafts / f"edit-{editing.record_id}-{os.getpid()}.md"
+        draft.unlink(missing_ok=True)  # never follow a planted link
+        with open(draft, "xb") as handle:
+            handle.write(editing.original)
+        shown = store.locator(draft)
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        if subprocess.run([*shlex.split(editor), str(draft)], check=False).returncode != 0:
+            raise RelioraError(
+                f"the editor failed; your draft is kept at {shown}", code="editor_failed"
+            )
+        text = draft.read_bytes()
+        if text == editing.original:
+            draft.unlink()
+            Printer().line(f"no change to {editing.record_id}")
+            return
+        try:
+            saved = finish_edit(store, editing, text.decode("utf-8"))
+        except (RelioraError, UnicodeDecodeError) as exc:
+            reason = exc.message if isinstance(exc, RelioraError) else "is not UTF-8"
+            code = exc.code if isinstance(exc, RelioraError) else "invalid_record"
+            raise RelioraError(f"{reason}; your draft is kept at {shown}", code=code) from None
+        draft.unlink()
+        wrote(f"saved {saved.id} in {saved.locator}")
+        Printer().line(f"saved {saved.id} in {saved.locator}")
+
+
+def retire(
+    record_id: Annotated[str, typer.Argument(metavar="ID", help="An id, or a unique prefix.")],
+    reason: Annotated[str, typer.Option(help="Why it no longer holds.")],
+    repo: RepoOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Retire a record: `status: retired` and `retired_reason`; search leaves it out.
+
+    \b
+    Example:
+      reliora retire flaky-pytest --reason "fixed upstream in pytest-timeout 2.3"
+    """
+    from reliora_git.operations.lifecycle import retire as run_retire
+
+    with reporting(json_output):
+        saved = run_retire(find_store(repo), record_id, reason)
+        wrote(f"retired {saved.id} in {saved.locator}")
+        _report(saved.id, saved.locator, saved.updated, "retired", json_output)
+
+
+def _report(record_id: str, locator: str, updated: str | None, what: str, as_json: bool) -> None:
+    if as_json:
+        print_json({"id": record_id, "locator": locator, "updated": updated})
+    else:
+        Printer().line(f"{what} {record_id} in {locator}")
+
+
+def _json_changes(source: str) -> Changes:
+    from reliora_git.operations.lifecycle import changes_from_json
+
+    if source != "-":
+        raise RelioraError("--json takes '-' (the JSON object on stdin)", code="invalid_option")
+    try:
+        data = json.loads(sys.stdin.read())
+    except json.JSONDecodeError as exc:
+        raise RelioraError(f"stdin is not JSON: {exc}", code="invalid_json") from None
+    return changes_from_json(data)
+
+
+def stale(
+    repo: RepoOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """List the records whose code changed since they were recorded (from git history).
+
+    A record is stale when a commit changed one of its `paths` after the last
+    commit that changed the record, or when a path no longer exists at HEAD.
+    Each is listed with the commits that touched its paths since.
+
+    \b
+    Example:
+      reliora stale --json
+    """
+    from reliora_git.interfaces.output import one_line
+    from reliora_git.operations import api
+
+    with reporting(json_output):
+        checked, found = api.stale_records(find_store(repo))
+        if json_output:
+            print_json(
+                {
+                    "checked": checked,
+                    "stale": [
+                        {
+                            "id": data["id"],
+                            "title": data["title"],
+                            "locator": data["locator"],
+                            "freshness": fresh.to_json(),
+                            "commits": [commit.to_json() for commit in fresh.commits],
+                        }
+                        for data, fresh in found
+                    ],
+                }
+            )
+            return
+        printer = Printer()
+        for data, fresh in found:
+            printer.line(f"{data['id']}  {one_line(data['title'])}")
+            printer.line(f"    {one_line(fresh.line() or '')}")
+            for commit in fresh.commits[:10]:
+                info = commit.to_json()
+                printer.line(
+                    f"    {info['commit'][:10]} {info['date'][:10]} {one_line(commit.subject)}"
+                )
+        printer.line(f"{len(found)} of {checked} record(s) with paths are stale")
+
+
+def about(
+    paths: Annotated[list[str], typer.Argument(metavar="PATH…", help="Files or folders.")],
+    repo: RepoOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """List the records about these files or folders (their `paths`), newest first.
+
+    Read them before editing the code: stale ones (the code changed since) are
+    marked.
+
+    \b
+    Example:
+      reliora about src/billing/retry.py
+    """
+    from reliora_git.interfaces.output import one_line
+    from reliora_git.operations import api
+
+    with reporting(json_output):
+        found = api.about(find_store(repo), paths)
+        if json_output:
+            print_json(found.to_json())
+            return
+        printer = Printer()
+        if not found.records:
+            printer.line("No experiences are about " + ", ".join(found.paths) + ".")
+        for data, fresh in found.records:
+            mark = "  [stale]" if fresh.state == "stale" else ""
+            printer.line(f"{data['id']}  {one_line(data['title'])}{mark}")
+            printer.line(f"    about: {', '.join(one_line(p) for p in data.get('paths') or [])}")
+            if fresh.line():
+                printer.line(f"    {one_line(fresh.line() or '')}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(update)
+    app.command()(edit)
+    app.command()(retire)
+    app.command()(stale)
+    app.command()(about)

@@ -1,0 +1,97 @@
+"""``reliora org search`` without Typer: the command's body, and a fast start path.
+
+The same contract as ``search`` (commands/searching.py): a search is run before
+every task, and starting Typer costs more than the query. ``__main__`` hands
+the plain spellings here first; anything else (``--help``, a repeated
+``--repo``, a value Typer would convert) returns None and goes to Typer, which
+runs :func:`run_org_search` too. ``ORG_SEARCH_OPTIONS`` mirrors the Typer
+declaration in commands/org.py; a test compares them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reliora_git.interfaces.commands.plain import Options, parse_plain_argv
+from reliora_git.interfaces.commands.reporting import reporting
+
+LEVEL_NAMES = ("strong", "moderate", "weak")
+
+ORG_SEARCH_OPTIONS: Options = {
+    "--repo": ("repos", True),
+    "--project-context": ("project_context", True),
+    "-p": ("project_context", True),
+    "--limit": ("limit", True),
+    "-n": ("limit", True),
+    "--min-level": ("min_level", True),
+    "--include-retired": ("include_retired", False),
+    "--db": ("db", True),
+    "--json": ("json_output", False),
+}
+
+
+def run_org_search(
+    query: str,
+    *,
+    repos: Sequence[str] = (),
+    project_context: str | None = None,
+    limit: int = 10,
+    min_level: str | None = None,
+    include_retired: bool = False,
+    db: str | None = None,
+    json_output: bool = False,
+) -> None:
+    from reliora_git.interfaces.output import Printer, print_json
+    from reliora_git.org.db import connect, database_error, database_url, require_schema
+    from reliora_git.org.search import OrgSearcher
+    from reliora_git.records.errors import RelioraError
+
+    with reporting(json_output):
+        if min_level is not None and min_level not in LEVEL_NAMES:
+            raise RelioraError(
+                f"--min-level must be one of {', '.join(LEVEL_NAMES)}", code="invalid_option"
+            )
+        url = database_url(db)
+        conn = connect(url)
+        import psycopg  # connect() said what to install when it is missing
+
+        try:
+            require_schema(conn)
+            result = OrgSearcher(conn).search(
+                query,
+                repos=list(repos),
+                project_context=project_context,
+                min_level=min_level,
+                include_retired=include_retired,
+                limit=limit,
+            )
+        except psycopg.Error as error:
+            raise database_error(error) from None
+        finally:
+            conn.close()
+        if json_output:
+            print_json(result.document())
+        else:
+            Printer().org_search(result)
+
+
+def fast_main(argv: list[str]) -> int | None:
+    """Run ``reliora org search …`` without Typer and return its exit code, or None."""
+    if argv[:2] != ["org", "search"]:
+        return None
+    parsed = parse_plain_argv(argv[2:], ORG_SEARCH_OPTIONS, 1)
+    if parsed is None:
+        return None
+    (query,), values = parsed
+    if "limit" in values:
+        limit = values["limit"]
+        if not (limit.isascii() and limit.isdigit()) or int(limit) < 1:
+            return None  # Typer accepts more spellings of an int, and reports the rest
+        values["limit"] = int(limit)
+    if "repos" in values:
+        values["repos"] = [values["repos"]]
+    try:
+        run_org_search(query, **values)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else 1
+    return 0

@@ -1,0 +1,228 @@
+"""``record``: write a new experience from flags, a file, JSON on stdin, or an editor."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reliora_git.interfaces.commands.common import AllFlag, RepoOption, reporting
+from reliora_git.interfaces.commands.reporting import wrote
+from reliora_git.interfaces.output import Printer, print_json
+from reliora_git.operations import api
+from reliora_git.records.errors import RelioraError
+from reliora_git.records.model import Record
+from reliora_git.records.parse import parse_record
+from reliora_git.search.jsonio import record_from_json
+from reliora_git.storage.store import (
+    MAX_RECORD_BYTES,
+    Store,
+    decode_utf8,
+    find_store,
+    store_folder,
+)
+
+
+def record(
+    title: Annotated[str | None, typer.Option(help="One line naming the lesson.")] = None,
+    task: Annotated[str | None, typer.Option(help="What you were trying to do.")] = None,
+    problem: Annotated[
+        list[str] | None, typer.Option(help="A problem you hit (repeatable).")
+    ] = None,
+    solution: Annotated[str | None, typer.Option(help="What worked.")] = None,
+    why: Annotated[str | None, typer.Option(help="Why it worked.")] = None,
+    failed: Annotated[list[str] | None, typer.Option(help="A failed attempt (repeatable).")] = None,
+    warning: Annotated[list[str] | None, typer.Option(help="A warning (repeatable).")] = None,
+    applicability: Annotated[str | None, typer.Option(help="Where this holds.")] = None,
+    project_context: Annotated[
+        str | None, typer.Option(help="Project words, e.g. 'python cli'.")
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="A tag (repeatable).")] = None,
+    verification: Annotated[str | None, typer.Option(help="How it was checked.")] = None,
+    confidence: Annotated[str | None, typer.Option(help="low, medium or high.")] = None,
+    from_file: Annotated[
+        Path | None,
+        typer.Option("--from-file", help="A Markdown record file to add (id optional)."),
+    ] = None,
+    json_input: Annotated[
+        str | None,
+        typer.Option(
+            "--json", metavar="-", help="Read one JSON object from stdin ('-'); print JSON."
+        ),
+    ] = None,
+    edit: Annotated[bool, typer.Option("--edit", help="Write the record in $EDITOR.")] = False,
+    supersedes: Annotated[
+        list[str] | None,
+        typer.Option("--supersedes", metavar="ID", help="A record this one replaces (repeat)."),
+    ] = None,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="A repository path the lesson is about (repeat)."),
+    ] = None,
+    paths_from_staged: Annotated[
+        bool,
+        typer.Option(
+            "--paths-from-staged", help="Add the files staged outside .reliora/ as paths."
+        ),
+    ] = False,
+    stage: Annotated[bool, typer.Option("--stage", help="`git add` the new file.")] = False,
+    repo: RepoOption = None,
+    show_all: AllFlag = False,
+    allow_secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-secret",
+            metavar="KIND",
+            help="Save although a secret of this kind was found (a false positive), e.g. "
+            "basic-auth-credentials. Repeatable; the hook still reports it.",
+        ),
+    ] = None,
+) -> None:
+    """Save a new experience and warn about similar ones already in the store.
+
+    A likely duplicate (an existing record that holds most of this one's title,
+    tags and first problems, rare words weighing most) is shown in full with the
+    words they share; records that are only related are named on one line
+    (--all shows them in full). Warnings never stop the save; a secret does
+    (a token, a key, a password in a URL: exit 2, the value masked).
+
+    \b
+    Examples:
+      reliora record --title "Flaky pytest timeouts on CI" --tag pytest \\
+        --problem "pytest-timeout killed slow git fixtures" \\
+        --solution "Raise the timeout only for the git-fixture tests"
+      echo '{"title": "…", "task": "…", "solution": "…"}' | reliora record --json -
+    """
+    as_json = json_input is not None
+    with reporting(as_json):
+        store = find_store(repo)
+        sources = sum([as_json, from_file is not None, edit])
+        flags = Record(
+            title=title or "",
+            task=task or "",
+            problems=problem or [],
+            solution=solution or "",
+            why_it_worked=why or "",
+            failed_attempts=failed or [],
+            warnings=warning or [],
+            applicability=applicability or "",
+            project_context=project_context or "",
+            tags=tag or [],
+            verification=verification or "",
+            confidence=confidence,
+            supersedes=supersedes or [],
+            paths=path or [],
+        )
+        if sources > 1:
+            raise RelioraError(
+                "use only one of --json, --from-file and --edit", code="invalid_option"
+            )
+        draft = None
+        if json_input is not None:
+            new = _from_json(json_input)
+        elif from_file is not None:
+            new = _from_file(from_file)
+        elif edit:
+            new, draft = _from_editor(store)
+        else:
+            if not flags.title:
+                raise RelioraError(
+                    "--title is required (or use --from-file, --json - or --edit)",
+                    code="invalid_option",
+                )
+            new = flags
+        # --supersedes and --path add to what a file or JSON names (the flags above set them).
+        if new is not flags:
+            new.supersedes = [*new.supersedes, *(supersedes or [])]
+            new.paths = [*new.paths, *(path or [])]
+        if paths_from_staged:
+            from reliora_git.operations.history import staged_code_paths
+
+            staged = [p for p in staged_code_paths(store) if p not in new.paths]
+            new.paths = [*new.paths, *staged]
+        saved = api.record(store, new, stage=stage, allow_secrets=allow_secret or ())
+        wrote(f"saved {saved.record.id} as {saved.record.locator}")
+        if draft is not None:
+            draft.unlink()
+        if as_json:
+            print_json(
+                {
+                    "id": saved.record.id,
+                    "locator": saved.record.locator,
+                    "warnings": [w.to_json() for w in saved.warnings],
+                }
+            )
+            return
+        printer = Printer()
+        printer.line(f"saved {saved.record.id} as {saved.record.locator}")
+        printer.similar(saved.warnings, show_all)
+
+
+def _from_json(source: str) -> Record:
+    if source != "-":
+        raise RelioraError(
+            "--json takes '-' (read the JSON object from stdin)", code="invalid_option"
+        )
+    try:
+        data = json.loads(sys.stdin.read())
+    except json.JSONDecodeError as exc:
+        raise RelioraError(
+            f"stdin is not valid JSON: {exc.msg}",
+            path="<stdin>",
+            line=exc.lineno,
+            code="invalid_input",
+        ) from None
+    return record_from_json(data)
+
+
+def _from_file(path: Path) -> Record:
+    try:
+        with open(path, "rb") as handle:
+            # Bounded like every record read: `--from-file /dev/zero` must not eat memory.
+            data = handle.read(MAX_RECORD_BYTES + 1)
+    except OSError as exc:
+        raise RelioraError(
+            f"cannot read: {exc.strerror}", path=str(path), code="not_found"
+        ) from None
+    if len(data) > MAX_RECORD_BYTES:
+        raise RelioraError(
+            f"is larger than {MAX_RECORD_BYTES // 1024} KiB", path=str(path), code="invalid_input"
+        )
+    return parse_record(decode_utf8(data, str(path)), str(path)).record
+
+
+def _from_editor(store: Store) -> tuple[Record, Path]:
+    """Open $EDITOR on a draft inside .reliora/; an invalid draft is kept, never lost."""
+    from reliora_git.storage.template import record_template
+
+    # store_folder refuses a `.drafts` that a pull request committed as a symlink, and
+    # unlinking first means a planted `draft-<pid>.md` link is replaced, never followed.
+    drafts = store_folder(store, store.path / ".drafts")
+    draft = drafts / f"draft-{os.getpid()}.md"
+    draft.unlink(missing_ok=True)
+    with open(draft, "x", encoding="utf-8") as handle:
+        handle.write(record_template())
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    if subprocess.run([*shlex.split(editor), str(draft)], check=False).returncode != 0:
+        raise RelioraError(
+            f"the editor failed; your draft is kept at {draft}", code="editor_failed"
+        )
+    try:
+        new = parse_record(draft.read_text(encoding="utf-8"), store.locator(draft)).record
+        new.locator = ""
+        api.prepare(store, new)
+    except RelioraError as exc:
+        raise RelioraError(
+            f"{exc.message}; your draft is kept at {store.locator(draft)}", code=exc.code
+        ) from None
+    return new, draft
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(record)

@@ -1,0 +1,99 @@
+"""``review``: the experiences a branch adds, changes and removes, for a pull request."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from reliora_git.interfaces.commands.common import AllFlag, RepoOption, reporting
+
+
+def review(
+    refs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[BASE [HEAD]]",
+            help="As in `git diff`: BASE, BASE HEAD or BASE..HEAD (the options say the same).",
+            show_default=False,
+        ),
+    ] = None,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            help="Compare from the merge base with this ref "
+            "(default: the default branch: origin/HEAD, else main or master).",
+            show_default=False,
+        ),
+    ] = None,
+    head: Annotated[
+        str | None, typer.Option("--head", help="The ref under review (default HEAD).")
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option("--format", "-f", help="markdown (a pull-request comment), json or text."),
+    ] = "markdown",
+    repo: RepoOption = None,
+    show_all: AllFlag = False,
+) -> None:
+    """List records added, modified, renamed and removed between two refs.
+
+    Each comes with its title, id, file, the fields that changed, validation
+    problems, similar experiences (in the base store and among the changed
+    records) and the feedback events added. The Markdown escapes record text
+    and stays under 60 KB, ready to post as a pull-request comment. Likely
+    duplicates are shown in full; related records on one line (--all: in full);
+    a modified or renamed record is warned about likely duplicates only.
+
+    \b
+    Examples:
+      reliora review
+      reliora review main feature
+      reliora review origin/main..HEAD --format json
+    """
+    from reliora_git.interfaces.output import emit, print_json
+    from reliora_git.interfaces.review import FORMATS, to_json, to_markdown, to_text
+    from reliora_git.operations.changes import build_review
+    from reliora_git.operations.staged import find_git_store
+    from reliora_git.records.errors import RelioraError
+
+    as_json = output_format == "json"
+    with reporting(as_json):
+        if output_format not in FORMATS:
+            raise RelioraError(f"--format must be one of {', '.join(FORMATS)}", code="usage")
+        base, head = refs_of(refs or [], base, head)
+        result = build_review(find_git_store(repo), base, head or "HEAD")
+        if as_json:
+            print_json(to_json(result))
+        else:
+            if output_format == "markdown":
+                text = to_markdown(result, show_all=show_all)
+            else:
+                text = to_text(result, show_all)
+            emit(text.removesuffix("\n"))
+    if result.folder_errors or result.has_secrets:
+        # A store folder kept as a link (every record would vanish), or a secret about
+        # to be merged: fail the CI job that runs the review.
+        raise typer.Exit(1)
+
+
+def refs_of(refs: list[str], base: str | None, head: str | None) -> tuple[str | None, str | None]:
+    """BASE and HEAD from the positional forms (``A``, ``A B``, ``A..B``) and the options."""
+    from reliora_git.records.errors import RelioraError
+
+    for separator in ("...", ".."):  # review always starts from the merge base
+        if len(refs) == 1 and separator in refs[0]:
+            left, right = refs[0].split(separator, 1)
+            refs = [left or "HEAD", right or "HEAD"]
+            break
+    if len(refs) > 2:
+        raise RelioraError("review takes at most two refs: BASE [HEAD]", code="usage")
+    given = dict(zip(("base", "head"), refs, strict=False))
+    if ("base" in given and base is not None) or ("head" in given and head is not None):
+        raise RelioraError("give the refs as arguments or as --base/--head, not both", code="usage")
+    return given.get("base", base), given.get("head", head)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(review)

@@ -1,0 +1,388 @@
+"""The MCP server behind ``reliora mcp``: the Python API as seven tools over stdio.
+
+Imported only by ``reliora mcp`` (the ``mcp`` SDK is an optional extra). Every tool
+answers with the same JSON documents as the CLI's ``--json`` output (SPEC.md §7),
+both as structured content and as JSON text for clients that only show text.
+A RelioraError or an OS error becomes a tool error result (``isError``) carrying
+the CLI's ``{"error": …}`` document, so the model can read it and correct itself;
+nothing a tool raises stops the server.
+
+The store is found again on every call: an agent may run ``reliora init`` (or
+switch branches) while the server is running. Its index stays in memory between
+calls and is revalidated against the files on each one (index.LiveIndex).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from reliora_git import __version__
+from reliora_git.interfaces import mcp_help
+from reliora_git.operations import api
+from reliora_git.records.errors import RelioraError, from_os_error
+from reliora_git.search.jsonio import (
+    record_from_json,
+)
+from reliora_git.storage.config import load_config
+from reliora_git.storage.index import LiveIndex, StoreIndex
+from reliora_git.storage.store import Store, find_store
+
+Document = dict[str, Any]
+# Literal types so the input schemas list the allowed values (tests keep them equal to model's).
+Level = Literal["strong", "moderate", "weak"]
+Outcome = Literal["success", "partial", "failure", "not-applicable", "outdated"]
+Confidence = Literal["low", "medium", "high"]
+
+
+@dataclass
+class Reply:
+    """A tool's JSON document, and notes for the model that are not part of it."""
+
+    document: Document
+    #: e.g. record files search had to skip (the CLI names them on stderr).
+    notes: list[str] = field(default_factory=list)
+
+
+# Hints for clients that ask before running tools: reading is safe, writing only adds files.
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+#: Rewrites one file in place (nothing else is lost: the old text is in git).
+CHANGES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+
+
+def serve(repo: Path | None = None) -> None:
+    """Run the server on stdin/stdout until the client closes the connection."""
+    build_server(repo).run("stdio")
+
+
+class _Server(MCPServer):
+    """MCPServer whose argument validation failures use the project's error shape."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            message = bad_arguments_message(name, cause)
+            return error_result(RelioraError(message, code="bad_arguments"))
+
+
+def bad_arguments_message(tool: str, error: ValidationError) -> str:
+    """One sentence naming the first wrong argument (the SDK's text ends in a URL)."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "arguments"
+    if first.get("type") == "missing":
+        return f"{tool}: the argument {where!r} is required"
+    return f"{tool}: the argument {where!r} is wrong: {first.get('msg', 'invalid value')}"
+
+
+def build_server(repo: Path | None = None) -> MCPServer:
+    """The server with its tools; ``repo`` is ``--repo`` (else RELIORA_REPO, else cwd)."""
+    # log_level: the SDK logs every anticipated tool error at INFO on stderr, which
+    # clients show as noise; the agent already gets the error in the result.
+    server: MCPServer = _Server(
+        name="reliora",
+        instructions=mcp_help.INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+    )
+
+    live = LiveIndex()
+
+    def store() -> Store:
+        return find_store(repo)
+
+    def indexed(work: Callable[[Store, StoreIndex], Reply]) -> Callable[[], Reply]:
+        """``work`` on the store and its index, kept in memory between calls."""
+
+        def run() -> Reply:
+            found = store()
+            with live.open(found) as index:
+                return work(found, index)
+
+        return run
+
+    @server.tool(name="search", description=mcp_help.SEARCH, annotations=READS)
+    def search(
+        query: Annotated[
+            str,
+            Field(
+                description="The task's words, e.g. 'flaky pytest timeouts'.",
+                examples=["flaky pytest timeouts", "postgres index performance"],
+            ),
+        ],
+        project_context: Annotated[
+            str | None,
+            Field(
+                description="Project words, e.g. 'python cli': keeps only records whose "
+                "project context, tags or applicability match one of them."
+            ),
+        ] = None,
+        limit: Annotated[
+            int | None, Field(ge=1, description="Results to return (default 10; total counts all).")
+        ] = None,
+        min_level: Annotated[Level | None, Field(description="Lowest level returned.")] = None,
+        include_retired: Annotated[
+            bool, Field(description="Also return retired and superseded records.")
+        ] = False,
+    ) -> CallToolResult:
+        return answer(
+            indexed(
+                lambda s, index: search_tool(
+                    s, query, project_context, limit, min_level, include_retired, index
+                )
+            )
+        )
+
+    @server.tool(name="show", description=mcp_help.SHOW, annotations=READS)
+    def show(
+        id: Annotated[
+            str,
+            Field(
+                description="An experience id, or a unique prefix of one.",
+                examples=["flaky-pytest-timeouts-3f9a1c", "flaky-pytest"],
+            ),
+        ],
+    ) -> CallToolResult:
+        return answer(indexed(lambda s, index: show_tool(s, id, index)))
+
+    # Argument names are the SPEC §7 JSON names, as in `reliora record --json -`.
+    @server.tool(name="record", description=mcp_help.RECORD, annotations=ADDS)
+    def record(
+        title: Annotated[str, Field(description="One line naming the lesson.")],
+        solution: Annotated[str, Field(description="What worked, concretely.")],
+        task: Annotated[str, Field(description="What you were trying to do.")] = "",
+        problems: Annotated[
+            list[str] | None, Field(description="The problems you hit, one per item.")
+        ] = None,
+        whyItWorked: Annotated[str, Field(description="Why the solution works.")] = "",
+        failedAttempts: Annotated[
+            list[str] | None, Field(description="What you tried that did not work, and why.")
+        ] = None,
+        warnings: Annotated[
+            list[str] | None, Field(description="Traps and caveats for the next reader.")
+        ] = None,
+        applicability: Annotated[
+            str, Field(description="Where this holds, and where it does not.")
+        ] = "",
+        verification: Annotated[str, Field(description="How you checked that it works.")] = "",
+        projectContext: Annotated[
+            str, Field(description="Project words, e.g. 'python cli typer'.")
+        ] = "",
+        tags: Annotated[list[str] | None, Field(description="Short tags, e.g. 'pytest'.")] = None,
+        confidence: Annotated[Confidence | None, Field(description="How sure you are.")] = None,
+        supersedes: Annotated[
+            list[str] | None, Field(description="Ids of records this one replaces.")
+        ] = None,
+        paths: Annotated[
+            list[str] | None, Field(description="Repository paths the lesson is about.")
+        ] = None,
+    ) -> CallToolResult:
+        fields = {
+            "title": title,
+            "task": task,
+            "problems": problems,
+            "solution": solution,
+            "whyItWorked": whyItWorked,
+            "failedAttempts": failedAttempts,
+            "warnings": warnings,
+            "applicability": applicability,
+            "verification": verification,
+            "projectContext": projectContext,
+            "tags": tags,
+            "confidence": confidence,
+            "supersedes": supersedes,
+            "paths": paths,
+        }
+        return answer(indexed(lambda s, index: record_tool(s, fields, index)))
+
+    @server.tool(name="about", description=mcp_help.ABOUT, annotations=READS)
+    def about(
+        paths: Annotated[
+            list[str],
+            Field(
+                description="Files or folders, relative to the repository root.",
+                examples=[["src/billing/retry.py"], ["src/billing/"]],
+            ),
+        ],
+    ) -> CallToolResult:
+        return answer(indexed(lambda s, index: about_tool(s, paths, index)))
+
+    @server.tool(name="update", description=mcp_help.UPDATE, annotations=CHANGES)
+    def update(
+        id: Annotated[str, Field(description="The experience to refine (id or unique prefix).")],
+        title: Annotated[str | None, Field(description="New title.")] = None,
+        task: Annotated[str | None, Field(description="New task.")] = None,
+        solution: Annotated[str | None, Field(description="New solution.")] = None,
+        whyItWorked: Annotated[str | None, Field(description="New 'why it worked'.")] = None,
+        applicability: Annotated[str | None, Field(description="New applicability.")] = None,
+        verification: Annotated[str | None, Field(description="New verification.")] = None,
+        projectContext: Annotated[str | None, Field(description="New project words.")] = None,
+        confidence: Annotated[Confidence | None, Field(description="How sure you are.")] = None,
+        tags: Annotated[list[str] | None, Field(description="The tags (replace all).")] = None,
+        paths: Annotated[list[str] | None, Field(description="Code paths (replace all).")] = None,
+        addProblems: Annotated[list[str] | None, Field(description="Problems to add.")] = None,
+        addFailedAttempts: Annotated[
+            list[str] | None, Field(description="Failed attempts to add.")
+        ] = None,
+        addWarnings: Annotated[list[str] | None, Field(description="Warnings to add.")] = None,
+    ) -> CallToolResult:
+        fields = {
+            "title": title,
+            "task": task,
+            "solution": solution,
+            "whyItWorked": whyItWorked,
+            "applicability": applicability,
+            "verification": verification,
+            "projectContext": projectContext,
+            "confidence": confidence,
+            "tags": tags,
+            "paths": paths,
+            "addProblems": addProblems,
+            "addFailedAttempts": addFailedAttempts,
+            "addWarnings": addWarnings,
+        }
+        return answer(indexed(lambda s, index: update_tool(s, id, fields, index)))
+
+    @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
+    def feedback(
+        id: Annotated[
+            str,
+            Field(
+                description="The experience you used (id or unique prefix).",
+                examples=["flaky-pytest-timeouts-3f9a1c"],
+            ),
+        ],
+        outcome: Annotated[
+            Outcome, Field(description="How it worked out.", examples=["success", "outdated"])
+        ],
+        note: Annotated[str, Field(description="What happened, in a sentence.")] = "",
+    ) -> CallToolResult:
+        return answer(indexed(lambda s, index: feedback_tool(s, id, outcome, note, index)))
+
+    @server.tool(name="check", description=mcp_help.CHECK, annotations=READS)
+    def check(
+        paths: Annotated[
+            list[str] | None,
+            Field(
+                description="Record files to search for similar experiences, relative to "
+                "the repository root (default: validate the whole store only)."
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        return answer(indexed(lambda s, index: check_tool(s, paths, index)))
+
+    return server
+
+
+# --- the tools' work, without the SDK: Store and arguments in, §7 document out ---------------
+
+
+def search_tool(
+    store: Store,
+    query: str,
+    project_context: str | None,
+    limit: int | None,
+    min_level: str | None,
+    include_retired: bool,
+    index: StoreIndex | None = None,
+) -> Reply:
+    result = api.search(
+        store,
+        query,
+        project_context=project_context or None,
+        min_level=min_level,
+        include_retired=include_retired,
+        index=index,
+    )
+    shown = limit or load_config(store).search_limit
+    notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
+    document = result.document(shown, result.shown_freshness(store, shown))
+    return Reply(document, notes)
+
+
+def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:
+    return Reply(api.show(store, id_or_prefix, index).document())
+
+
+def record_tool(store: Store, fields: dict[str, Any], index: StoreIndex | None = None) -> Reply:
+    saved = api.record(store, record_from_json(fields), index=index)
+    return Reply(
+        {
+            "id": saved.record.id,
+            "locator": saved.record.locator,
+            "warnings": [w.to_json() for w in saved.warnings],
+        }
+    )
+
+
+def about_tool(store: Store, paths: list[str], index: StoreIndex | None = None) -> Reply:
+    return Reply(api.about(store, paths, index).to_json())
+
+
+def update_tool(
+    store: Store, id_or_prefix: str, fields: dict[str, Any], index: StoreIndex | None = None
+) -> Reply:
+    from reliora_git.operations.lifecycle import changes_from_json, update
+
+    saved = update(store, id_or_prefix, changes_from_json(fields), index=index)
+    return Reply({"id": saved.id, "locator": saved.locator, "updated": saved.updated})
+
+
+def feedback_tool(
+    store: Store, id_or_prefix: str, outcome: str, note: str, index: StoreIndex | None = None
+) -> Reply:
+    event = api.feedback(store, id_or_prefix, outcome, note, index)
+    return Reply(
+        {"record": event.record, "outcome": event.outcome, "at": event.at, "locator": event.locator}
+    )
+
+
+def check_tool(store: Store, paths: list[str] | None, index: StoreIndex | None = None) -> Reply:
+    # The server's working folder is whatever the client chose: paths are taken
+    # relative to the repository root, where the agent sees them in locators.
+    absolute = [str(store.root / p) for p in paths] if paths else None
+    return Reply(api.check(store, absolute, index).to_json())
+
+
+# --- results ---------------------------------------------------------------------------------
+
+
+def answer(work: Callable[[], Reply]) -> CallToolResult:
+    """Run one tool's work; the project's errors become an error result, never a crash."""
+    try:
+        reply = work()
+    except RelioraError as error:
+        return error_result(error)
+    except OSError as error:
+        return error_result(from_os_error(error))
+    # The document comes first and alone in its block, so clients can parse it as is.
+    notes = [TextContent(text=note) for note in reply.notes]
+    return CallToolResult(
+        content=[as_text(reply.document), *notes], structured_content=reply.document
+    )
+
+
+def error_result(error: RelioraError) -> CallToolResult:
+    # The text leads with the sentence a model should read; the JSON follows for tools.
+    text = f"{error} (error code: {error.code})\n{json.dumps(error.to_json(), indent=2)}"
+    return CallToolResult(
+        content=[TextContent(text=text)], structured_content=error.to_json(), is_error=True
+    )
+
+
+def as_text(document: Document) -> TextContent:
+    return TextContent(text=json.dumps(document, indent=2, ensure_ascii=False))

@@ -1,0 +1,308 @@
+"""A :class:`~reliora_git.operations.changes.Review` as Markdown, JSON or text (pure).
+
+The Markdown is meant to be posted as a pull-request comment by CI, so record
+text is untrusted input to a web page: every character that Markdown or HTML
+could act on is escaped, and ``@`` is followed by a zero-width space so that
+nobody is notified by a record. The comment stays under 60 KB.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from reliora_git.interfaces.output import clean, one_line, related_line, shown_warnings
+from reliora_git.operations.changes import KIND_ORDER, RecordChange, Review
+from reliora_git.records.errors import RecordError
+from reliora_git.records.model import FeedbackEvent
+from reliora_git.search.jsonio import event_to_json, problem_to_json
+
+#: GitHub refuses comments over 65,536 characters; stay well below in bytes.
+MAX_MARKDOWN_BYTES = 60_000
+#: The first line of the comment, so CI can find and update its own (sticky) comment.
+COMMENT_MARKER = "<!-- reliora-review -->"
+MAX_TEXT = 300
+MAX_ITEMS = 5
+FORMATS = ("markdown", "json", "text")
+
+_MARKDOWN_PUNCTUATION = set("\\`*_{}[]()#+-.!|~")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@&#8203;"}
+_SPACES = re.compile(r"\s+")
+
+
+def md(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` as inert Markdown on one line: no HTML, links, images, mentions or emphasis."""
+    flat = _SPACES.sub(" ", clean(text)).strip()
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    out = []
+    for char in flat:
+        if char in _ENTITIES:
+            out.append(_ENTITIES[char])
+        elif char in _MARKDOWN_PUNCTUATION:
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def plain(text: str, limit: int = MAX_TEXT) -> str:
+    flat = one_line(text)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _summary(review: Review) -> str:
+    counts = [f"{review.count(kind)} {kind}" for kind in KIND_ORDER if review.count(kind)]
+    events = review.feedback_events
+    if events:
+        counts.append(f"{events} feedback event{'s' if events != 1 else ''}")
+    return ", ".join(counts) or "no changes to experiences"
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+
+def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: bool = False) -> str:
+    head = [
+        COMMENT_MARKER,
+        "## Reliora: experiences in this change",
+        "",
+        f"Base {md(review.base.ref)} ({review.base.commit[:12]}) → head {md(review.head.ref)} "
+        f"({review.head.commit[:12]}): {_summary(review)}.",
+    ]
+    for error in review.folder_errors:
+        head.append(f"\n**{md(error.path or '')} {md(error.message)}**.")
+    invalid = sum(change.invalid for change in review.changes)
+    if invalid:
+        head.append(f"\n**{invalid} record(s) are invalid**: run `reliora check` on them.")
+    sections = [_md_change(change, show_all) for change in review.changes]
+    if review.about_code:
+        sections.append(_md_about_code(review))
+    if review.other_feedback:
+        sections.append(_md_other_feedback(review))
+    if review.feedback_errors:
+        sections.append(
+            "### Unreadable feedback files\n\n"
+            + "\n".join(f"- {md(str(error))}" for error in review.feedback_errors[:MAX_ITEMS])
+        )
+    body = "\n".join(head)
+    size = len(body.encode("utf-8"))
+    reserve = 300  # room for the truncation note
+    for shown, section in enumerate(sections):
+        piece = "\n\n" + section
+        piece_size = len(piece.encode("utf-8"))
+        if size + piece_size + reserve > max_bytes:
+            left = len(sections) - shown
+            body += (
+                f"\n\n_…{left} more section(s) not shown: this comment is kept under "
+                f"{max_bytes // 1000} KB. Run `reliora review` locally for the full list._"
+            )
+            break
+        body += piece
+        size += piece_size
+    return body + "\n"
+
+
+def _md_change(change: RecordChange, show_all: bool) -> str:
+    title = md(change.title) if change.title else "_(no title)_"
+    lines = [f"### {change.kind.capitalize()}: {title}", ""]
+    lines.append(f"- **id:** {md(change.id) if change.id else '_(none)_'}")
+    if change.old_locator:
+        lines.append(f"- **file:** {md(change.old_locator)} → {md(change.locator)}")
+    else:
+        lines.append(f"- **file:** {md(change.locator)}")
+    if change.changed_fields:
+        lines.append(f"- **changed:** {', '.join(md(f) for f in change.changed_fields)}")
+    for name, before, after in change.changes:
+        old, new = word_excerpt(before, after)
+        body = f"- {clean(old)}\n+ {clean(new)}" if old or new else ""
+        fence = "`" * max(3, longest_backticks(body) + 1)  # record text cannot close it
+        lines.append(f"\n**{md(name)}**\n{fence}diff\n{body}\n{fence}\n")
+    for item in change.record_problems[:MAX_ITEMS]:
+        lines.append(f"- **problem:** {md(item)}")
+    for problem in change.problems:
+        where = f" (line {problem.line})" if problem.line else ""
+        label = "invalid" if problem.severity == "error" else "warning"
+        lines.append(f"- **{label}:** {md(problem.message)}{where}")
+    shown, related = shown_warnings(change.similar, show_all)
+    for warning in shown:
+        what = "likely duplicate of" if warning.likely else "related to"
+        lines.append(
+            f"- **SIMILAR\\_EXPERIENCE\\_FOUND**, {what} {md(warning.title)}, "
+            f"{md(warning.id)} in {md(warning.locator)} ({warning.match_level} match, "
+            f"{md(warning.evidence)}): consider feedback on it, or refining it, "
+            "instead of a new record"
+        )
+    if related:
+        lines.append(f"- **also related:** {', '.join(md(w.id) for w in related)}")
+    lines.extend(_md_event(event) for event in change.feedback[:MAX_ITEMS])
+    if len(change.feedback) > MAX_ITEMS:
+        lines.append(f"- _…and {len(change.feedback) - MAX_ITEMS} more feedback events_")
+    return "\n".join(lines)
+
+
+def _md_about_code(review: Review) -> str:
+    lines = ["### Experiences about code this change touches", ""]
+    for data, files in review.about_code[:MAX_ITEMS]:
+        touched = ", ".join(md(f) for f in files[:5]) + (" …" if len(files) > 5 else "")
+        lines.append(f"- **{md(str(data['title']))}** ({md(str(data['id']))}): {touched}")
+    if len(review.about_code) > MAX_ITEMS:
+        lines.append(f"- _…and {len(review.about_code) - MAX_ITEMS} more_")
+    return "\n".join(lines)
+
+
+#: Words of context kept around a change, and the longest excerpt shown of a field.
+EXCERPT_CONTEXT = 4
+EXCERPT_WORDS = 40
+
+
+def word_excerpt(before: str, after: str) -> tuple[str, str]:
+    """The changed part of two texts, word by word, with a little context; cut with "…"."""
+    old, new = before.split(), after.split()
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    first = max(0, start - EXCERPT_CONTEXT)
+
+    def cut(words: list[str]) -> str:
+        last = len(words) - max(0, end - EXCERPT_CONTEXT)
+        shown = words[first:last]
+        text = " ".join(shown[:EXCERPT_WORDS])
+        prefix = "… " if first > 0 else ""
+        suffix = " …" if last < len(words) or len(shown) > EXCERPT_WORDS else ""
+        return prefix + text + suffix
+
+    return cut(old), cut(new)
+
+
+def longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def _md_event(event: FeedbackEvent) -> str:
+    who = f" by {md(event.author, 80)}" if event.author else ""
+    note = f": {md(event.note)}" if event.note else ""
+    return f"- **feedback:** {md(event.outcome, 40)}{who}{note}"
+
+
+def _md_other_feedback(review: Review) -> str:
+    lines = ["### Feedback on unchanged records", ""]
+    for record_id, events in sorted(review.other_feedback.items()):
+        title = review.other_titles.get(record_id)
+        name = f"{md(title)} ({md(record_id)})" if title else f"{md(record_id)} (unknown record)"
+        lines.append(f"- {name}")
+        lines.extend("  " + _md_event(event) for event in events[:MAX_ITEMS])
+        if len(events) > MAX_ITEMS:
+            lines.append(f"  - _…and {len(events) - MAX_ITEMS} more_")
+    return "\n".join(lines)
+
+
+# --- JSON ----------------------------------------------------------------------------------
+
+
+def to_json(review: Review) -> dict[str, Any]:
+    return {
+        "base": {"ref": review.base.ref, "commit": review.base.commit},
+        "head": {"ref": review.head.ref, "commit": review.head.commit},
+        "ok": review.ok,
+        "storeErrors": [error.to_json()["error"] for error in review.folder_errors],
+        "summary": {kind: review.count(kind) for kind in KIND_ORDER}
+        | {"feedbackEvents": review.feedback_events},
+        "records": [
+            {
+                "kind": change.kind,
+                "id": change.id,
+                "title": change.title,
+                "locator": change.locator,
+                "oldLocator": change.old_locator,
+                "changedFields": change.changed_fields,
+                "changes": [
+                    {"field": name, "before": before, "after": after}
+                    for name, before, after in change.changes
+                ],
+                "recordProblems": change.record_problems,
+                "problems": [problem_to_json(p) for p in change.problems],
+                "warnings": [w.to_json() for w in change.similar],
+                "feedback": [event_to_json(e) for e in change.feedback],
+            }
+            for change in review.changes
+        ],
+        "otherFeedback": [
+            event_to_json(event) for events in review.other_feedback.values() for event in events
+        ],
+        "feedbackErrors": [_error_json(error) for error in review.feedback_errors],
+        "aboutChangedCode": [
+            {
+                "id": data["id"],
+                "title": data["title"],
+                "locator": data["locator"],
+                "files": files,
+            }
+            for data, files in review.about_code
+        ],
+    }
+
+
+def _error_json(error: RecordError) -> dict[str, Any]:
+    return {"path": error.path, "line": error.line, "message": error.message}
+
+
+# --- text ----------------------------------------------------------------------------------
+
+
+def to_text(review: Review, show_all: bool = False) -> str:
+    lines = [
+        f"{plain(review.base.ref)} ({review.base.commit[:12]}) -> "
+        f"{plain(review.head.ref)} ({review.head.commit[:12]}): {_summary(review)}"
+    ]
+    lines.extend(f"error: {plain(str(error))}" for error in review.folder_errors)
+    for change in review.changes:
+        lines.append("")
+        where = (
+            f"{change.old_locator} -> {change.locator}" if change.old_locator else change.locator
+        )
+        lines.append(f"{change.kind:<9}{plain(change.title) or '(no title)'}")
+        # An invalid record's id is any text a pull request chose: cleaned like the rest.
+        lines.append(f"         id {plain(change.id or '') or '(none)'}  {plain(where)}")
+        if change.changed_fields:
+            lines.append(f"         changed: {', '.join(change.changed_fields)}")
+        for name, before, after in change.changes:
+            old, new = word_excerpt(before, after)
+            lines.append(f"         {plain(name)}: - {plain(old)}")
+            lines.append(f"         {' ' * len(plain(name))}  + {plain(new)}")
+        for item in change.record_problems[:MAX_ITEMS]:
+            lines.append(f"         problem: {plain(item)}")
+        for problem in change.problems:
+            where_line = f" (line {problem.line})" if problem.line else ""
+            lines.append(f"         {problem.severity}: {plain(problem.message)}{where_line}")
+        shown, related = shown_warnings(change.similar, show_all)
+        for warning in shown:
+            lines.append(f"         SIMILAR_EXPERIENCE_FOUND: {plain(warning.message)}")
+        if related:
+            lines.append(f"         {plain(related_line(related))}")
+        for event in change.feedback:
+            lines.append(f"         feedback: {_text_event(event)}")
+    for record_id, events in sorted(review.other_feedback.items()):
+        lines.append("")
+        lines.append(f"feedback on {plain(record_id)}:")
+        lines.extend(f"         {_text_event(event)}" for event in events)
+    for error in review.feedback_errors:
+        lines.append(f"unreadable feedback: {plain(str(error))}")
+    if review.about_code:
+        lines.append("")
+        lines.append("experiences about code this change touches:")
+        for data, files in review.about_code:
+            touched = ", ".join(plain(f) for f in files[:5])
+            lines.append(
+                f"         {plain(str(data['id']))}  {plain(str(data['title']))}: {touched}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _text_event(event: FeedbackEvent) -> str:
+    who = f" by {plain(event.author, 80)}" if event.author else ""
+    note = f": {plain(event.note)}" if event.note else ""
+    return f"{event.outcome}{who}{note}"

@@ -1,0 +1,445 @@
+"""What a branch changed in the store: records added, modified, renamed and removed.
+
+Both sides are read from git objects (``git ls-tree`` and ``git cat-file
+--batch``), never from the working tree, so ``review`` describes exactly what
+a pull request would merge. The store at head is read through the store index
+(index.py, with files from gitfiles.py), so only the records whose blobs it has
+not seen before are parsed; the changed records themselves are parsed in full.
+Rendering is in :mod:`reliora_git.interfaces.review`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from reliora_git.gitrepo import git
+from reliora_git.operations.api import StoreView, check_entries, index_owners
+from reliora_git.operations.staged import add_secret_problems
+from reliora_git.records.errors import RecordError, RelioraError
+from reliora_git.records.model import FeedbackEvent, Problem, Record
+from reliora_git.search.duplicates import SimilarityWarning
+from reliora_git.search.jsonio import record_to_json
+from reliora_git.storage.catalog import Catalog, Entry, catalog_from_texts
+from reliora_git.storage.config import load_config
+from reliora_git.storage.gitfiles import (
+    EXPERIENCES,
+    FEEDBACK,
+    NOT_FILES,
+    GitFiles,
+    blob_text,
+    is_store_file,
+)
+from reliora_git.storage.index import StoreIndex, open_index
+from reliora_git.storage.store import MAX_RECORD_BYTES, Store
+
+if TYPE_CHECKING:
+    from reliora_git.records.credentials import Finding
+
+#: `git diff --raw` status letter → what a reviewer calls it.
+KINDS = {
+    "A": "added",
+    "C": "added",
+    "M": "modified",
+    "T": "modified",
+    "R": "renamed",
+    "D": "removed",
+}
+KIND_ORDER = ("added", "modified", "renamed", "removed")
+_HAS_BASE_VERSION = frozenset("MTRD")
+#: How a secret starts its problem message (api.secret_problem).
+SECRET_PREFIX = "holds a secret: "
+_ADDS_A_FILE = frozenset("ACR")
+
+
+@dataclass
+class RecordChange:
+    kind: str
+    locator: str
+    #: The path before a rename (None otherwise).
+    old_locator: str | None
+    id: str | None
+    title: str
+    #: JSON names of the fields whose values differ between base and head.
+    changed_fields: list[str] = field(default_factory=list)
+    #: (field, before, after) of each changed text or list field, as plain text.
+    changes: list[tuple[str, str, str]] = field(default_factory=list)
+    #: The record's own Problems section (what the experience is about).
+    record_problems: list[str] = field(default_factory=list)
+    #: Validation findings on the head version.
+    problems: list[Problem] = field(default_factory=list)
+    similar: list[SimilarityWarning] = field(default_factory=list)
+    feedback: list[FeedbackEvent] = field(default_factory=list)
+
+    @property
+    def invalid(self) -> bool:
+        return any(p.severity == "error" for p in self.problems)
+
+
+@dataclass
+class Side:
+    ref: str
+    commit: str
+
+
+@dataclass
+class Review:
+    base: Side
+    head: Side
+    changes: list[RecordChange]
+    #: Feedback added to records the branch does not otherwise change, by record id.
+    other_feedback: dict[str, list[FeedbackEvent]]
+    #: Titles of the records in ``other_feedback`` (None when the record is unknown).
+    other_titles: dict[str, str | None]
+    #: Added feedback files that cannot be read.
+    feedback_errors: list[RecordError]
+    #: Store folders that head keeps as symbolic links (never read): errors.
+    folder_errors: list[RelioraError] = field(default_factory=list)
+    #: Records (changed or not) about code the change touches: (record JSON, matched files).
+    about_code: list[tuple[dict[str, object], list[str]]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.folder_errors and not any(change.invalid for change in self.changes)
+
+    @property
+    def has_secrets(self) -> bool:
+        """A record or note holds a secret: ``review`` exits 1 so that CI fails the change."""
+        return any(e.code == "secret_found" for e in self.feedback_errors) or any(
+            p.message.startswith(SECRET_PREFIX) for c in self.changes for p in c.problems
+        )
+
+    def count(self, kind: str) -> int:
+        return sum(change.kind == kind for change in self.changes)
+
+    @property
+    def feedback_events(self) -> int:
+        return sum(len(c.feedback) for c in self.changes) + sum(
+            len(events) for events in self.other_feedback.values()
+        )
+
+
+def find_sides(store: Store, base: str | None, head: str) -> tuple[Side, Side]:
+    """Head's commit, and the merge base of head with ``base`` (default: the default branch)."""
+    head_commit = git.verify_ref(store.root, head)
+    if head_commit is None:
+        raise RelioraError(
+            f"{head!r} does not name a commit here (`git branch -a` lists the branches)",
+            code="unknown_ref",
+        )
+    if base is None:
+        base = git.default_branch(store.root)
+        if base is None:
+            raise RelioraError(
+                "cannot tell the default branch (no origin/HEAD, main or master); pass --base",
+                code="unknown_ref",
+            )
+    base_commit = git.verify_ref(store.root, base)
+    if base_commit is None:
+        raise RelioraError(
+            f"{base!r} does not name a commit here (`git branch -a` lists the branches)",
+            code="unknown_ref",
+        )
+    # Like a pull request: what head adds since it forked, not what base did meanwhile.
+    fork = git.merge_base(store.root, base_commit, head_commit) or base_commit
+    shown = base.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+    return Side(shown, fork), Side(head, head_commit)
+
+
+def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> Review:
+    """The records and feedback ``head`` changes since it forked from ``base``."""
+    if git.toplevel(store.root) is None:
+        raise RelioraError(f"{store.root} is not in a git repository", code="not_git")
+    base_side, head_side = find_sides(store, base, head)
+    with _read_trees(store, base_side.commit, head_side.commit) as trees:
+        view = trees.view(store)
+        entropy = load_config(store).secrets_entropy
+        changes = _record_changes(trees.record_changes, trees.head, trees.before, view, entropy)
+        titles = {doc.id: doc.title for doc in trees.index.docs()}
+        folder_errors = trees.index.folder_errors
+        about_code = _about_code(store, trees.index, base_side.commit, head_side.commit)
+    events = sorted(
+        (
+            event
+            for group in trees.head.events.values()
+            for event in group
+            if event.locator in trees.added_feedback
+        ),
+        key=lambda e: e.locator,
+    )
+    secret_errors, events = _secrets_in_notes(events, entropy)
+    by_id = {change.id: change for change in changes if change.id and change.kind != "removed"}
+    other: dict[str, list[FeedbackEvent]] = {}
+    for event in events:
+        if event.record in by_id:
+            by_id[event.record].feedback.append(event)
+        else:
+            other.setdefault(event.record, []).append(event)
+    errors = [e for e in trees.head.feedback_errors if e.path in trees.added_feedback]
+    errors += secret_errors
+    return Review(
+        base_side,
+        head_side,
+        changes,
+        other,
+        {rid: titles.get(rid) for rid in other},
+        errors,
+        folder_errors,
+        about_code,
+    )
+
+
+@dataclass
+class _Trees:
+    #: Changes that touch a record file, on either side.
+    record_changes: list[git.Change]
+    #: The whole store at head.
+    index: StoreIndex
+    #: The records head adds or changes, and the feedback files it adds, parsed in full.
+    head: Catalog
+    #: The base version of every modified, renamed or removed record, by its base locator.
+    before: dict[str, Entry]
+    #: Feedback files head adds.
+    added_feedback: set[str]
+
+    def view(self, store: Store) -> StoreView:
+        owners = index_owners(self.index)
+        for entry in self.head.entries:
+            if entry.record is not None and entry.record.id:
+                owners.setdefault(entry.record.id, entry.locator)
+        return StoreView(self.index, owners, load_config(store).duplicate_overlap)
+
+    def __enter__(self) -> _Trees:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.index.close()
+
+
+def _read_trees(store: Store, base: str, head: str) -> _Trees:
+    """Both sides from git objects: one diff, one ls-tree and one cat-file batch."""
+    prefix = git.show_prefix(store.root)
+    # Without the trailing slash, the pathspecs also match a folder kept as a link.
+    specs = [EXPERIENCES.rstrip("/"), FEEDBACK.rstrip("/")]
+    diff = [_relative(change, prefix) for change in git.tree_changes(store.root, base, head, specs)]
+    head_files = [
+        (entry.path[len(prefix) :], entry) for entry in git.ls_tree(store.root, head, specs)
+    ]
+    record_changes = [
+        c
+        for c in diff
+        if is_store_file(c.path, EXPERIENCES)
+        or (c.old_path is not None and is_store_file(c.old_path, EXPERIENCES))
+    ]
+    old_files = [
+        (
+            c.old_path or c.path,
+            git.IndexEntry(c.old_path or c.path, c.old_mode or "", c.old_blob or ""),
+        )
+        for c in record_changes
+        if c.status in _HAS_BASE_VERSION
+    ]
+    added_feedback = {
+        c.path for c in diff if c.status in _ADDS_A_FILE and is_store_file(c.path, FEEDBACK)
+    }
+    changed = {c.path for c in record_changes if c.status != "D"}
+    new_records = [(loc, e) for loc, e in head_files if loc in changed]
+    new_events = [(loc, e) for loc, e in head_files if loc in added_feedback]
+    blobs = git.read_blobs(
+        store.root,
+        [e.blob for _, e in new_records + new_events + old_files if e.mode not in NOT_FILES],
+        MAX_RECORD_BYTES,
+    )
+    changed_at_head = catalog_from_texts(
+        store,
+        [
+            (loc, blob_text(loc, e, blobs))
+            for loc, e in new_records
+            if is_store_file(loc, EXPERIENCES)
+        ],
+        [(loc, blob_text(loc, e, blobs)) for loc, e in new_events],
+    )
+    before = catalog_from_texts(
+        store, [(loc, blob_text(loc, e, blobs)) for loc, e in old_files], []
+    )
+    return _Trees(
+        record_changes,
+        open_index(
+            store, source=GitFiles.of(store, [(loc, e.mode, e.blob) for loc, e in head_files])
+        ),
+        changed_at_head,
+        {entry.locator: entry for entry in before.entries},
+        added_feedback,
+    )
+
+
+def _record_changes(
+    diff: list[git.Change], head: Catalog, old: dict[str, Entry], view: StoreView, entropy: bool
+) -> list[RecordChange]:
+    new_entries = {entry.locator: entry for entry in head.entries}
+    checked = [new_entries[c.path] for c in diff if c.status != "D" and c.path in new_entries]
+    # A modified or renamed record is warned about likely duplicates only (SPEC.md §6.1).
+    modified = {c.path for c in diff if KINDS.get(c.status, "modified") in ("modified", "renamed")}
+    report = check_entries(view, checked, {e.locator for e in checked}, modified)
+    secrets = add_secret_problems(report, checked, [], entropy)
+    reports = {file.locator: file for file in report.files}
+    changes = []
+    for c in diff:
+        kind = KINDS.get(c.status, "modified")
+        if kind == "removed":
+            before = old.get(c.path)
+            record = before.record if before else None
+            changes.append(_change(kind, c.path, None, record))
+            continue
+        entry = new_entries.get(c.path)
+        if entry is None:  # renamed to a name the store does not read (e.g. not .md)
+            before = old.get(c.old_path or c.path)
+            changes.append(
+                _change("removed", c.old_path or c.path, None, before.record if before else None)
+            )
+            continue
+        change = _change(kind, c.path, c.old_path if kind == "renamed" else None, entry.record)
+        file = reports.get(c.path)
+        if file is not None:
+            change.problems = file.problems
+            # A pure rename changes no text: its duplicates were seen when it was added.
+            pure_rename = kind == "renamed" and c.old_blob == c.new_blob
+            change.similar = [] if pure_rename else file.similar
+        _withhold(change, secrets.get(c.path, []))
+        before = old.get(c.old_path or c.path)
+        if kind in ("modified", "renamed") and before is not None:
+            change.changed_fields = changed_fields(before.record, entry.record)
+            change.changes = field_changes(before.record, entry.record, entropy)
+        changes.append(change)
+    changes.sort(key=lambda ch: (KIND_ORDER.index(ch.kind), ch.locator))
+    return changes
+
+
+#: What a review shows instead of text that holds a secret.
+WITHHELD = "(withheld: holds a secret)"
+
+
+def _withhold(change: RecordChange, findings: list[Finding]) -> None:
+    """Never show a secret to the readers of a pull request: drop the text that holds one."""
+    fields = {finding.field for finding in findings}
+    if "title" in fields:
+        change.title = WITHHELD
+    change.record_problems = [
+        WITHHELD if f"problems[{n}]" in fields else item
+        for n, item in enumerate(change.record_problems, 1)
+    ]
+
+
+def _about_code(
+    store: Store, index: StoreIndex, base: str, head: str
+) -> list[tuple[dict[str, object], list[str]]]:
+    """The records at head whose ``paths`` match files the change touches (SPEC.md §12)."""
+    from reliora_git.operations.history import paths_match
+
+    out = git.run(["diff", "--name-only", "-z", "--no-renames", base, head], store.root)
+    store_dir = git.show_prefix(store.root) + ".reliora/"
+    changed = [
+        name
+        for name in out.decode("utf-8", "surrogateescape").split("\0")
+        if name and not name.startswith(store_dir)
+    ]
+    if not changed:
+        return []
+    found = []
+    for slot in index.slots():
+        data = index.record_json(slot)
+        own = [p for p in data.get("paths") or [] if isinstance(p, str)]
+        if not own:
+            continue
+        hits = [name for name in changed if any(paths_match(p, name) for p in own)]
+        if hits:
+            found.append((data, hits))
+    found.sort(key=lambda item: str(item[0]["id"]))
+    return found
+
+
+def _secrets_in_notes(
+    events: list[FeedbackEvent], entropy: bool
+) -> tuple[list[RecordError], list[FeedbackEvent]]:
+    """An error per secret in the notes of added events, and the events with those withheld."""
+    from reliora_git.records.credentials import scan_fields
+
+    found: list[RecordError] = []
+    shown: list[FeedbackEvent] = []
+    for event in events:
+        findings = scan_fields([("note", event.note)], entropy=entropy) if event.note else []
+        for finding in findings:
+            error = RecordError(f"{SECRET_PREFIX}{finding}", path=event.locator)
+            error.code = "secret_found"
+            found.append(error)
+        shown.append(dataclasses.replace(event, note=WITHHELD) if findings else event)
+    return found, shown
+
+
+def _change(
+    kind: str, locator: str, old_locator: str | None, record: Record | None
+) -> RecordChange:
+    return RecordChange(
+        kind,
+        locator,
+        old_locator,
+        record.id if record and record.id else None,
+        record.title if record else "",
+        record_problems=list(record.problems) if record else [],
+    )
+
+
+def field_changes(
+    before: Record | None, after: Record | None, entropy: bool = False
+) -> list[tuple[str, str, str]]:
+    """Each changed field's old and new text (lists one item per line); a side that holds
+    a secret is withheld, so that a review never shows one, not even one being removed."""
+    from reliora_git.records.credentials import scan_fields
+
+    if before is None or after is None:
+        return []
+    old, new = record_to_json(before), record_to_json(after)
+    found = []
+    for name in old:
+        if name == "locator" or old[name] == new[name]:
+            continue
+        sides = [_as_text(old[name]), _as_text(new[name])]
+        for n, text in enumerate(sides):
+            if text and scan_fields([(name, text)], entropy=entropy):
+                sides[n] = WITHHELD
+        found.append((name, sides[0], sides[1]))
+    return found
+
+
+def _as_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return "\n".join(f"- {item}" for item in value)
+    return str(value)
+
+
+def changed_fields(before: Record | None, after: Record | None) -> list[str]:
+    """JSON names of the fields that differ (every field when one side cannot be read)."""
+    if before is None or after is None:
+        return ["(unreadable)"] if before is not after else []
+    old, new = record_to_json(before), record_to_json(after)
+    fields = [name for name in old if name != "locator" and old[name] != new[name]]
+    if before.extra_sections != after.extra_sections:
+        fields.append("otherSections")
+    if before.extra_meta != after.extra_meta:
+        fields.append("otherFrontMatter")
+    return fields
+
+
+def _relative(change: git.Change, prefix: str) -> git.Change:
+    return git.Change(
+        change.status,
+        change.path[len(prefix) :],
+        change.old_path[len(prefix) :] if change.old_path else None,
+        change.old_blob,
+        change.new_blob,
+        change.old_mode,
+        change.new_mode,
+    )

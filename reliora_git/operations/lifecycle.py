@@ -1,0 +1,172 @@
+"""Records change in place: ``update`` and ``retire`` (SPEC.md §11).
+
+A record is read through the store index, changed, checked exactly as a new
+record is (validation, secrets, reading back), and written back with
+:func:`~reliora_git.storage.store.replace_file`, which refuses when the file changed on
+disk after it was read. Unknown front-matter keys and sections are kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reliora_git.operations.api import check_reads_back, refuse_secrets, validate_new
+from reliora_git.records.errors import RelioraError
+from reliora_git.records.model import Record
+from reliora_git.storage.index import StoreIndex, open_index
+from reliora_git.storage.store import Store, read_regular_file, replace_file
+
+#: Fields an update replaces when given (Record attribute names).
+REPLACED = (
+    "title",
+    "task",
+    "solution",
+    "why_it_worked",
+    "applicability",
+    "verification",
+    "project_context",
+    "confidence",
+    "tags",
+    "paths",
+)
+#: Fields an update appends to (``--add-problem`` and the like).
+APPENDED = ("problems", "failed_attempts", "warnings")
+#: JSON keys of an update (``update --json -``, the MCP tool) → (attribute, appended).
+JSON_KEYS = {
+    "title": ("title", False),
+    "task": ("task", False),
+    "solution": ("solution", False),
+    "whyItWorked": ("why_it_worked", False),
+    "applicability": ("applicability", False),
+    "verification": ("verification", False),
+    "projectContext": ("project_context", False),
+    "confidence": ("confidence", False),
+    "tags": ("tags", False),
+    "paths": ("paths", False),
+    "addProblems": ("problems", True),
+    "addFailedAttempts": ("failed_attempts", True),
+    "addWarnings": ("warnings", True),
+}
+
+
+@dataclass
+class Changes:
+    """What an update sets: replaced fields, and items appended to list fields."""
+
+    replace: dict[str, object] = field(default_factory=dict)
+    append: dict[str, list[str]] = field(default_factory=dict)
+    #: Front-matter keys this version does not know, set as given (``retired_reason``).
+    extra: dict[str, object] = field(default_factory=dict)
+    status: str | None = None
+
+    def empty(self) -> bool:
+        has_appends = any(self.append.values())
+        return not (self.replace or has_appends or self.extra or self.status)
+
+
+def changes_from_json(data: object) -> Changes:
+    """The changes a JSON object asks for (``None`` values are left out: not given)."""
+    if not isinstance(data, dict):
+        raise RelioraError("the changes must be one JSON object", code="invalid_json")
+    changes = Changes()
+    for key, value in data.items():
+        spec = JSON_KEYS.get(key)
+        if spec is None:
+            known = ", ".join(sorted(JSON_KEYS))
+            raise RelioraError(f"unknown key {key!r}; known: {known}", code="invalid_json")
+        if value is None:
+            continue
+        name, appended = spec
+        if appended or name in ("tags", "paths"):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise RelioraError(f"{key!r} must be a list of strings", code="invalid_json")
+        elif not isinstance(value, str):
+            raise RelioraError(f"{key!r} must be a string", code="invalid_json")
+        (changes.append if appended else changes.replace)[name] = value
+    return changes
+
+
+def update(
+    store: Store,
+    id_or_prefix: str,
+    changes: Changes,
+    *,
+    index: StoreIndex | None = None,
+    today: dt.date | None = None,
+) -> Record:
+    """Change the record ``id_or_prefix`` in place; the record as saved."""
+    from reliora_git.records.parse import parse_record, render_record
+
+    if changes.empty():
+        raise RelioraError("nothing to change: give at least one field", code="usage")
+    index = index or open_index(store)
+    doc = index.inverted.docs[index.resolve(id_or_prefix)]
+    assert doc is not None
+    path = store.root.joinpath(*doc.locator.split("/"))
+    original = read_regular_file(path, doc.locator)
+    record = parse_record(original.decode("utf-8"), doc.locator).record
+    for name, value in changes.replace.items():
+        if name not in REPLACED:
+            raise RelioraError(f"{name!r} cannot be updated", code="usage")
+        setattr(record, name, value)
+    for name, items in changes.append.items():
+        if name not in APPENDED:
+            raise RelioraError(f"{name!r} cannot be appended to", code="usage")
+        setattr(record, name, [*getattr(record, name), *items])
+    record.extra_meta.update(changes.extra)
+    if changes.status is not None:
+        record.status = changes.status
+    record.updated = (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+    validate_new(record)
+    refuse_secrets(store, record)
+    text = render_record(record)
+    check_reads_back(text, doc.locator)
+    replace_file(path, original, text, store)
+    return record
+
+
+@dataclass(frozen=True)
+class Editing:
+    """A record being edited by hand (``reliora edit``): where it is and what was read."""
+
+    record_id: str
+    locator: str
+    path: Path
+    original: bytes
+
+
+def begin_edit(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Editing:
+    index = index or open_index(store)
+    doc = index.inverted.docs[index.resolve(id_or_prefix)]
+    assert doc is not None
+    path = store.root.joinpath(*doc.locator.split("/"))
+    return Editing(doc.id, doc.locator, path, read_regular_file(path, doc.locator))
+
+
+def finish_edit(store: Store, editing: Editing, text: str) -> Record:
+    """Save the edited text as written, if it is a valid record with the same id."""
+    from reliora_git.records.parse import parse_record
+
+    record = parse_record(text, editing.locator).record
+    if record.id != editing.record_id:
+        raise RelioraError(
+            f"the id cannot change (it names the file and its feedback): keep "
+            f"{editing.record_id!r}",
+            code="invalid_record",
+        )
+    record.locator = editing.locator
+    validate_new(record)
+    refuse_secrets(store, record)
+    check_reads_back(text, editing.locator)
+    replace_file(editing.path, editing.original, text, store)
+    return record
+
+
+def retire(store: Store, id_or_prefix: str, reason: str, **kwargs: object) -> Record:
+    """Set ``status: retired`` and ``retired_reason`` (the record stays, out of search)."""
+    if not reason.strip():
+        raise RelioraError("--reason must say why the record is retired", code="usage")
+    changes = Changes(extra={"retired_reason": reason.strip()}, status="retired")
+    return update(store, id_or_prefix, changes, **kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""Records: what one file holds, read and judged by itself (pure)."""

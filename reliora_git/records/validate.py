@@ -1,0 +1,77 @@
+"""Strict validation of a parsed record (SPEC.md §3). Pure: a Record in, problems out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from reliora_git.records.model import CONFIDENCES, STATUSES, Problem, Record
+
+ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")
+
+
+def is_valid_id(value: str) -> bool:
+    return ID_RE.fullmatch(value) is not None
+
+
+def validate(record: Record, lines: Mapping[str, int] | None = None) -> list[Problem]:
+    """Everything wrong with ``record`` on its own (store-wide checks live in the API).
+
+    ``lines`` maps front-matter keys to their line in the file, so that a finding
+    about a key can name its line.
+    """
+    problems: list[Problem] = []
+    lines = lines or {}
+
+    def error(message: str, key: str = "") -> None:
+        problems.append(Problem("error", message, lines.get(key)))
+
+    if not record.id:
+        error("missing required field 'id'" + _id_hint(record.locator))
+    elif not is_valid_id(record.id):
+        error(f"id {record.id!r} must match [a-z0-9][a-z0-9-]{{0,79}}", "id")
+    if not record.title.strip():
+        error("missing required field 'title'")
+    if not record.task.strip() and not record.problems:
+        error("needs a '## Task' or a '## Problems' section")
+    if not record.solution.strip():
+        error("needs a '## Solution' section")
+    if record.confidence is not None and record.confidence not in CONFIDENCES:
+        error(
+            f"confidence {record.confidence!r} must be one of {', '.join(CONFIDENCES)}",
+            "confidence",
+        )
+    if record.status not in STATUSES:
+        error(f"status {record.status!r} must be one of {', '.join(STATUSES)}", "status")
+    for other in record.supersedes:
+        if not is_valid_id(other):
+            error(f"supersedes names {other!r}, which is not a valid id", "supersedes")
+    for path in record.paths:
+        if not is_repo_path(path):
+            error(
+                f"paths names {path!r}, which is not a relative path inside the repository "
+                "(no leading '/', no '..', no backslash)",
+                "paths",
+            )
+    return problems
+
+
+def _id_hint(locator: str) -> str:
+    """What to do about a missing id: the file name usually says what it would be."""
+    stem = locator.rsplit("/", 1)[-1].removesuffix(".md")
+    if is_valid_id(stem):
+        return f"; add the line `id: {stem}` to the front matter"
+    return "; add an `id:` line, or save the file with `reliora record --from-file FILE`"
+
+
+def is_repo_path(value: str) -> bool:
+    """A repo-relative POSIX path that cannot climb out of the repository when joined to it.
+
+    Record paths name code; whoever later joins them to the work tree (review, hooks)
+    must never be led outside it by a record from a pull request.
+    """
+    if not value or "\x00" in value or "\\" in value or value.startswith("/"):
+        return False
+    if len(value) >= 2 and value[1] == ":":  # C:foo on Windows
+        return False
+    return ".." not in value.split("/")

@@ -1,0 +1,1 @@
+"""Search: tokens, the explained ranking, the inverted index and duplicate evidence (pure)."""

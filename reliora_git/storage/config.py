@@ -1,0 +1,63 @@
+"""``.reliora/config.toml``: optional settings (SPEC.md §8)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from reliora_git.records.errors import RelioraError
+from reliora_git.storage.store import Store, decode_utf8, read_regular_file
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+
+@dataclass(frozen=True)
+class Config:
+    search_limit: int = 10
+    block_on_invalid: bool = True
+    hook_duplicates: bool = True
+    #: A similar record holding at least this share of a new record's duplicate query
+    #: (idf-weighted, SPEC.md §6.1) is a likely duplicate.
+    duplicate_overlap: float = 0.75
+    #: Also run detect-secrets' entropy plugins (they flag hashes and ids: docs/security.md).
+    secrets_entropy: bool = False
+
+
+def load_config(store: Store) -> Config:
+    path = store.path / "config.toml"
+    if not path.is_file():
+        return Config()
+    try:
+        # Same rules as a record: no symlink followed, at most 1 MiB, strict UTF-8.
+        text = decode_utf8(read_regular_file(path, store.locator(path)), store.locator(path))
+        data = tomllib.loads(text)
+    except RelioraError as exc:
+        raise RelioraError(
+            f"cannot read settings: {exc.message}", path=store.locator(path), code="invalid_config"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise RelioraError(
+            f"cannot read settings: {exc}", path=store.locator(path), code="invalid_config"
+        ) from None
+    defaults = Config()
+    values = {}
+    for key, default in vars(defaults).items():
+        value = data.get(key, default)
+        if isinstance(default, float) and type(value) is int:
+            value = float(value)  # `duplicate_overlap = 1` means 1.0
+        if type(value) is not type(default):
+            raise _invalid(store, path, f"'{key}' must be a {type(default).__name__}")
+        if key == "search_limit" and value < 1:
+            raise _invalid(store, path, "'search_limit' must be at least 1")
+        if key == "duplicate_overlap" and not 0.0 <= value <= 1.0:
+            raise _invalid(store, path, "'duplicate_overlap' must be between 0 and 1")
+        values[key] = value
+    return Config(**values)
+
+
+def _invalid(store: Store, path: Path, message: str) -> RelioraError:
+    return RelioraError(message, path=store.locator(path), code="invalid_config")

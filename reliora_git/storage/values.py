@@ -1,0 +1,211 @@
+"""What one store file gives the index and the hook: a plain value, computed or cached.
+
+A record file's value is the tuple of its :class:`~reliora_git.search.rank.IndexedRecord`
+(or why it is skipped); a feedback file's, its record id and outcome. Values are a
+pure function of a file's locator and text, so they can be cached by file identity
+(cache.py) and computed in worker processes (parallel.py); what depends on other
+files (id clashes, feedback sums) is derived from them on every command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from typing import Any, cast
+
+from reliora_git.records.errors import RecordError, RelioraError
+from reliora_git.records.model import FeedbackSummary
+from reliora_git.search.rank import IndexedRecord, feedback_summary, index_record
+from reliora_git.storage.cache import Section, Value
+from reliora_git.storage.catalog import Entry
+from reliora_git.storage.store import ScannedFile, Store, read_text
+
+#: Turns a file's locator and text into the value cached for it.
+_Compute = Callable[[str, str], Value]
+#: The texts of files read from elsewhere than the working tree (gitfiles.GitFiles.texts).
+_Read = Callable[[list[ScannedFile]], "list[str | RecordError]"]
+#: A record's value is the tuple of its IndexedRecord; an error's is (marker, message, line).
+_DOC_LENGTH = len(IndexedRecord._fields)
+_new_tuple = tuple.__new__
+_TEXT = IndexedRecord._fields.index("text")
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while plain, acyclic data is built in bulk.
+
+    Loading 100,000 records allocates hundreds of thousands of tuples: every 700
+    of them started a collection, and the growing older generations triggered
+    full passes over everything loaded so far. Measured, that was 40% of a
+    search at 100,000 records (cProfile does not show it). Nothing built here
+    holds a reference cycle, so reference counting frees it all the same; parsing
+    (PyYAML) runs with the collector on.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
+    """Feedback summaries by record id from :func:`event_value` values (errors count nothing)."""
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    for value in values:
+        if value[0] == "ok":
+            outcomes[value[1]].append(value[2])
+    return {rid: feedback_summary(found) for rid, found in outcomes.items()}
+
+
+def compute_values(
+    store: Store,
+    lookup: Section,
+    files: list[ScannedFile],
+    compute: _Compute,
+    label: str = "reading records",
+    read: _Read | None = None,
+) -> list[Value]:
+    """The value of each file: from the cache when it is there, else read and computed now.
+
+    Computed values are cached (when the file is old enough: see cache.RACY_NS).
+    """
+    values: list[Value | None] = []
+    missing: list[ScannedFile] = []
+    positions: list[int] = []
+    for file in files:
+        value = None if file.unreadable else lookup.get(file.locator, file.size, file.mtime_ns)
+        if value is None:
+            positions.append(len(values))
+            missing.append(file)
+        values.append(value)
+    for batch in computed_batches(store, missing, compute, label, read):
+        for i, value, parsed in batch:
+            file = missing[i]
+            values[positions[i]] = value
+            if parsed:  # a read error is not cached: cheap to find again, and it may pass
+                lookup.put(file.locator, file.size, file.mtime_ns, value)
+    return cast(list[Value], values)  # every None was replaced
+
+
+def computed_batches(
+    store: Store,
+    files: list[ScannedFile],
+    compute: _Compute,
+    label: str = "reading records",
+    read: _Read | None = None,
+) -> Iterator[list[tuple[int, Value, bool]]]:
+    """The value of each of ``files`` read and computed now, in batches.
+
+    Each item is (position in ``files``, value, whether the file was read and parsed).
+    Files are read and parsed in batches, on several cores when there are many
+    (see parallel.py), so that a cold cache does not hold every text at once; a
+    file that cannot be read (a symlink, too large, an I/O error) gets its
+    :func:`error_value`. A progress bar is drawn for long work (progress.py).
+    ``read`` gives the texts of a batch when they are not read from the working tree.
+    """
+    from reliora_git.storage.parallel import BATCH, computer  # only when something must be parsed
+    from reliora_git.storage.progress import progress, wanted
+
+    # Smaller rounds when a bar is drawn, so that it moves (the pool is started once).
+    step = BATCH // 8 if wanted(len(files)) else BATCH
+    with computer(compute, len(files)) as compute_all, progress(len(files), label) as done:
+        for first in range(0, len(files), step):
+            batch: list[tuple[int, Value, bool]] = []
+            parsed: list[int] = []
+            texts: list[tuple[str, str]] = []
+            span = range(first, min(first + step, len(files)))
+            given = read([files[i] for i in span]) if read else None
+            for n, i in enumerate(span):
+                try:
+                    text = read_text(files[i].entry(store)) if given is None else given[n]
+                    if isinstance(text, RecordError):
+                        raise text
+                except RecordError as exc:
+                    batch.append((i, error_value(exc), False))
+                else:
+                    texts.append((files[i].locator, text))
+                    parsed.append(i)
+            for i, value in zip(parsed, compute_all(texts), strict=True):
+                batch.append((i, shared(value, files[i].locator), True))
+            done(len(batch))
+            yield batch
+
+
+def shared(value: Value, locator: str) -> Value:
+    """A value with its repeated strings shared, as :func:`indexed_value` makes them.
+
+    A value that comes back from a worker process (parallel.py) was unpickled: its
+    tags, status and confidence are no longer the interned objects, nor its locator
+    the walk's own. marshal writes an object shared by many values once, so without
+    this the cache (and a search's memory) grew by 6% at 100,000 records.
+    """
+    if value[0] == "doc":  # an indexed_value
+        doc, as_json, problems, terms = value[1:]
+        return ("doc", shared(doc, locator), as_json, _shared_problems(problems), terms)
+    if value[0] == "error" and len(value) == 5:  # an indexed_value
+        return ("error", *value[1:4], _shared_problems(value[4]))
+    if len(value) != _DOC_LENGTH:
+        return (sys.intern(value[0]), *value[1:])  # an error's or an event's marker
+    doc = _new_tuple(IndexedRecord, value)
+    return tuple(
+        doc._replace(
+            locator=locator,  # the same text: a value is computed for its file's locator
+            tags=tuple(sys.intern(tag) for tag in doc.tags),
+            status=sys.intern(doc.status),
+            confidence=None if doc.confidence is None else sys.intern(doc.confidence),
+        )
+    )
+
+
+def _shared_problems(problems: tuple[tuple[str, str, int | None], ...]) -> tuple[Any, ...]:
+    return tuple((sys.intern(severity), message, line) for severity, message, line in problems)
+
+
+def indexed_value(locator: str, text: str) -> Value:
+    """What the store index keeps of one record file (see index.py).
+
+    ``("doc", IndexedRecord tuple, record as JSON, problems, terms)`` for a usable
+    record, else ``("error", message, line, claimed id or None, problems)``;
+    ``problems`` are what ``check`` reports for the file itself, as (severity,
+    message, line) triples, and ``terms`` the record's tokens with their components
+    (inverted.record_terms): computed here, in the worker processes of a cold start.
+    """
+    from reliora_git.search.inverted import record_terms
+    from reliora_git.search.jsonio import record_to_json
+    from reliora_git.storage.catalog import read_entry
+
+    entry = read_entry(locator, text)
+    problems = entry_problems(entry)
+    if entry.usable and entry.record is not None:
+        doc = shared(tuple(index_record(entry.record)), locator)
+        terms = record_terms(doc[_TEXT])
+        return ("doc", doc, record_to_json(entry.record), problems, terms)
+    error = entry.first_error()
+    claimed = entry.record.id if entry.record is not None and entry.record.id else None
+    return ("error", error.message, error.line, claimed, problems)
+
+
+def entry_problems(entry: Entry) -> tuple[tuple[str, str, int | None], ...]:
+    """What ``check`` reports of one file by itself: its read error first, then its problems."""
+    found = [] if entry.error is None else [("error", entry.error.message, entry.error.line)]
+    found.extend((p.severity, p.message, p.line) for p in entry.problems)
+    return tuple(found)
+
+
+def error_value(error: RelioraError) -> Value:
+    return ("error", error.message, error.line)
+
+
+def event_value(locator: str, text: str) -> Value:
+    from reliora_git.records.feedback import parse_event
+
+    try:
+        event = parse_event(text, locator)
+    except RecordError as exc:
+        return error_value(exc)
+    return ("ok", event.record, event.outcome)
