@@ -27,9 +27,9 @@ from reliora_git.records.model import FeedbackSummary
 from reliora_git.search.inverted import MAX_SUGGESTIONS, within_distance
 from reliora_git.search.jsonio import hit_to_json, search_document
 from reliora_git.search.rank import (
-    CONTEXT_FIELDS,
-    FIELD_WEIGHTS,
+    CONTEXT_MASK,
     LEVELS,
+    MASK_WEIGHTS,
     ORDER_SCALE,
     ContextFilter,
     Hit,
@@ -43,13 +43,6 @@ from reliora_git.search.tokens import PREFIX_MIN
 
 if TYPE_CHECKING:
     import psycopg
-
-#: The summed weight of the components in each mask, indexed by mask + 1 in SQL.
-_MASK_WEIGHTS = [
-    sum(w for k, w in enumerate(FIELD_WEIGHTS.values()) if mask >> k & 1)
-    for mask in range(1 << len(FIELD_WEIGHTS))
-]
-_CONTEXT_MASK = sum(1 << k for k in CONTEXT_FIELDS)
 
 #: The terms each query token matches (SPEC.md §4): exact lookups (the token itself
 #: and the shorter terms it extends) and ranges (the longer terms that extend it).
@@ -84,6 +77,7 @@ def scored_sql(tokens: int, with_level: bool) -> str:
     )
     masks = ", ".join(f"coalesce(m{n}, 0)" for n in each)
     matched = " + ".join(f"(m{n} IS NOT NULL)::int" for n in each)
+    # rank.MASK_WEIGHTS as a parameter: SQL arrays start at 1, so mask m is at m + 1.
     raw = " + ".join(f"(%(weights)s::int[])[coalesce(m{n}, 0) + 1]" for n in each)
     common = " & ".join(f"coalesce(e{n}, 0)" for n in each)
     level = (
@@ -314,7 +308,7 @@ class OrgSearcher:
         params.update(
             n=len(tokens),
             scale=ORDER_SCALE,
-            weights=_MASK_WEIGHTS,
+            weights=MASK_WEIGHTS,
             least=least_matches(len(tokens), allowed[-1]),
             phrase=query.phrase,
             retired=include_retired,
@@ -323,7 +317,7 @@ class OrgSearcher:
             repo_ids=self.repo_ids(repos) if repos else [],
             has_context=context is not None,
             context_ids=self._context_ids(context) if context is not None else [],
-            context_mask=_CONTEXT_MASK,
+            context_mask=CONTEXT_MASK,
         )
         return params
 

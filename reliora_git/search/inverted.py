@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from reliora_git.records.model import FeedbackSummary
 from reliora_git.search.rank import (
+    CONTEXT_MASK,
     FIELD_SEPARATOR,
     FIELDS,
     LEVELS,
@@ -50,7 +51,6 @@ from reliora_git.search.tokens import PREFIX_MIN
 #: Bits of a posting that hold the components; the slot is in the bits above.
 COMPONENT_BITS = len(FIELDS)
 _COMPONENTS = (1 << COMPONENT_BITS) - 1
-_CONTEXT_MASK = sum(1 << FIELDS.index(name) for name in ("projectContext", "tags", "applicability"))
 #: The array type code of a posting: unsigned, at least 32 bits.
 POSTING = "I" if array("I").itemsize >= 4 else "L"
 #: The saved index is compacted when more than this share of its slots are dead.
@@ -250,7 +250,7 @@ class InvertedIndex:
             admitted = set()
             for t in context.tokens:
                 admitted.update(
-                    slot for slot, mask in self.masks(t.text).items() if mask & _CONTEXT_MASK
+                    slot for slot, mask in self.masks(t.text).items() if mask & CONTEXT_MASK
                 )
         docs = self.docs
         results: list[tuple[int, Hit]] = []

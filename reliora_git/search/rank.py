@@ -54,6 +54,8 @@ CONTEXT_FIELDS = (
     FIELDS.index("tags"),
     FIELDS.index("applicability"),
 )
+#: The bits of those fields in a mask (bit k is FIELDS[k]).
+CONTEXT_MASK = sum(1 << k for k in CONTEXT_FIELDS)
 
 PHRASE_BONUS = 12.0
 FEEDBACK_WEIGHTS = {
@@ -442,7 +444,7 @@ def score_masks(
     for mask in masks:
         if mask:
             matched += 1
-            raw += _MASK_WEIGHT[mask]
+            raw += MASK_WEIGHTS[mask]
     coverage = matched / len(query.tokens)
     multiplier = 0.6 + 0.4 * coverage
     # Σ raw_F is a sum of integers, so adding it mask by mask rather than field by field
@@ -462,7 +464,7 @@ def score_masks(
 
 
 #: The summed weights of the components in each mask (bit k is FIELDS[k]).
-_MASK_WEIGHT = [
+MASK_WEIGHTS = [
     sum(weight for k, weight in enumerate(_WEIGHTS) if mask >> k & 1)
     for mask in range(1 << len(FIELDS))
 ]

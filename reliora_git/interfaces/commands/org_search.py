@@ -14,8 +14,7 @@ from collections.abc import Sequence
 
 from reliora_git.interfaces.commands.plain import Options, parse_plain_argv
 from reliora_git.interfaces.commands.reporting import reporting
-
-LEVEL_NAMES = ("strong", "moderate", "weak")
+from reliora_git.interfaces.commands.searching import check_level
 
 ORG_SEARCH_OPTIONS: Options = {
     "--repo": ("repos", True),
@@ -44,13 +43,9 @@ def run_org_search(
     from reliora_git.interfaces.output import Printer, print_json
     from reliora_git.org.db import connect, database_error, database_url, require_schema
     from reliora_git.org.search import OrgSearcher
-    from reliora_git.records.errors import RelioraError
 
     with reporting(json_output):
-        if min_level is not None and min_level not in LEVEL_NAMES:
-            raise RelioraError(
-                f"--min-level must be one of {', '.join(LEVEL_NAMES)}", code="invalid_option"
-            )
+        check_level(min_level)
         url = database_url(db)
         conn = connect(url)
         import psycopg  # connect() said what to install when it is missing

@@ -37,6 +37,16 @@ SEARCH_OPTIONS: dict[str, tuple[str, bool]] = {
 }
 
 
+def check_level(min_level: str | None) -> None:
+    """Refuse a --min-level that is not a level (Typer passes any string through)."""
+    if min_level is not None and min_level not in LEVEL_NAMES:
+        from reliora_git.records.errors import RelioraError
+
+        raise RelioraError(
+            f"--min-level must be one of {', '.join(LEVEL_NAMES)}", code="invalid_option"
+        )
+
+
 def run_search(
     query: str,
     *,
@@ -50,15 +60,11 @@ def run_search(
     """The `search` command once its arguments are parsed (exits through SystemExit on errors)."""
     from reliora_git.interfaces.output import Printer, print_json
     from reliora_git.operations import api
-    from reliora_git.records.errors import RelioraError
     from reliora_git.storage.config import load_config
     from reliora_git.storage.store import find_store
 
     with reporting(json_output):
-        if min_level is not None and min_level not in LEVEL_NAMES:
-            raise RelioraError(
-                f"--min-level must be one of {', '.join(LEVEL_NAMES)}", code="invalid_option"
-            )
+        check_level(min_level)
         store = find_store(repo)
         result = api.search(
             store,
