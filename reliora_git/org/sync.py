@@ -15,6 +15,7 @@ repository run one after the other, the second against what the first left.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -356,8 +357,6 @@ def _sync(
     _write_derived(conn, repo_id, source.name, rows, derived, terms)
     report.records = sum(1 for values in derived.values() if values[0])
     report.events = sum(1 for value in event_values if value[0] == "ok")
-    import json
-
     conn.execute(
         "UPDATE repos SET source = %s, ref = %s, commit = %s, parser = %s, synced_at = now(), "
         "records = %s, events = %s, skipped = %s::jsonb WHERE repo_id = %s",
