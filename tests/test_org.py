@@ -347,3 +347,20 @@ def test_til_corpus_ranks_the_same_locally_and_in_the_database(
         compared += 1
     assert compared >= 35
     searcher.conn.close()
+
+
+def test_without_psycopg_every_org_command_says_what_to_install(
+    cli: Cli, repo: Path, store: Store, tmp_path: Path
+) -> None:
+    # A psycopg that cannot be imported, as on an install without the `org` extra.
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "psycopg.py").write_text("raise ImportError('no psycopg here')\n")
+    commit_all(repo)
+    env = {"PYTHONPATH": str(shadow), "RELIORA_DB_URL": "postgresql:///nowhere"}
+    for args in (("search", "x"), ("status",), ("sync", str(repo))):
+        done = cli("org", *args, env=env)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.strip().splitlines() == [
+            "reliora: error: the org commands need psycopg 3: pip install 'reliora-git[org]'"
+        ], args

@@ -581,9 +581,9 @@ def sync_all(
         def parse(compute: Compute, pairs: list[tuple[str, str]]) -> list[Any]:
             return compute_on(pieces, compute, pairs)
 
+        conn = connect(url)  # first: it says what to install when psycopg is missing
         import psycopg
 
-        conn = connect(url)
         try:
             migrate(conn)
             terms = TermIds()

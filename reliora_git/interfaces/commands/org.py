@@ -157,9 +157,9 @@ def status(db: DbOption = None, json_output: JsonFlag = False) -> None:
     from reliora_git.org.db import connect, database_error, database_url, repositories
 
     with reporting(json_output):
+        conn = connect(database_url(db))  # first: it says what to install without psycopg
         import psycopg
 
-        conn = connect(database_url(db))
         try:
             repos = repositories(conn)
         except psycopg.Error as error:
