@@ -13,7 +13,11 @@ from reliora_git.interfaces.output import Printer, one_line, print_json
 org_app = typer.Typer(
     name="org",
     no_args_is_help=True,
-    help="Search the records of many repositories at once, kept in PostgreSQL.",
+    help=(
+        "Search the records of many repositories at once, kept in PostgreSQL (docs/org.md)."
+        "\n\n\b\nExample:\n  reliora org sync --db postgresql:///reliora ~/src/app ~/src/web"
+        '\n  reliora org search "flaky pytest timeouts" --db postgresql:///reliora'
+    ),
     rich_markup_mode=None,
 )
 
