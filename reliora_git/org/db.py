@@ -13,9 +13,11 @@ what to run when the schema is missing or newer than this tool.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from reliora_git.records.errors import RelioraError
@@ -140,6 +142,23 @@ def connect(url: str) -> psycopg.Connection[Any]:
             code="bad_database",
         )
     return conn
+
+
+@contextlib.contextmanager
+def opened(given: str | None) -> Iterator[psycopg.Connection[Any]]:
+    """A connection to the database ``--db`` (or RELIORA_DB_URL) names, closed afterwards.
+
+    Any database failure while it is used becomes one line (:func:`database_error`).
+    """
+    conn = connect(database_url(given))
+    import psycopg  # connect() has said what to install when it is missing
+
+    try:
+        yield conn
+    except psycopg.Error as error:
+        raise database_error(error) from None
+    finally:
+        conn.close()
 
 
 def database_error(error: Exception) -> RelioraError:

@@ -555,7 +555,7 @@ def sync_all(
 
     A database failure stops the run (the repositories synced before it stay synced).
     """
-    from reliora_git.org.db import connect, database_error, migrate
+    from reliora_git.org.db import migrate, opened
     from reliora_git.storage.parallel import compute_on, mapper
     from reliora_git.storage.progress import progress
 
@@ -581,10 +581,7 @@ def sync_all(
         def parse(compute: Compute, pairs: list[tuple[str, str]]) -> list[Any]:
             return compute_on(pieces, compute, pairs)
 
-        conn = connect(url)  # first: it says what to install when psycopg is missing
-        import psycopg
-
-        try:
+        with opened(url) as conn:
             migrate(conn)
             terms = TermIds()
             with progress(total, "syncing records") as done:
@@ -598,8 +595,4 @@ def sync_all(
                 # the visibility map that VACUUM keeps; autovacuum would get there later.
                 conn.autocommit = True
                 conn.execute("VACUUM (ANALYZE) postings, records, terms")
-        except psycopg.Error as error:
-            raise database_error(error) from None
-        finally:
-            conn.close()
     return run

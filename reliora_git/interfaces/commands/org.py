@@ -158,18 +158,11 @@ def status(db: DbOption = None, json_output: JsonFlag = False) -> None:
     Example:
       reliora org status --db postgresql:///reliora
     """
-    from reliora_git.org.db import connect, database_error, database_url, repositories
+    from reliora_git.org.db import opened, repositories
 
     with reporting(json_output):
-        conn = connect(database_url(db))  # first: it says what to install without psycopg
-        import psycopg
-
-        try:
+        with opened(db) as conn:
             repos = repositories(conn)
-        except psycopg.Error as error:
-            raise database_error(error) from None
-        finally:
-            conn.close()
         if json_output:
             print_json({"repos": repos})
             return

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reliora_git.interfaces.commands.plain import Options, parse_plain_argv
+from reliora_git.interfaces.commands.plain import Options, exit_code, parse_plain_argv, plain_limit
 from reliora_git.interfaces.commands.reporting import reporting
 from reliora_git.interfaces.commands.searching import check_level
 
@@ -41,16 +41,12 @@ def run_org_search(
     json_output: bool = False,
 ) -> None:
     from reliora_git.interfaces.output import Printer, print_json
-    from reliora_git.org.db import connect, database_error, database_url, require_schema
+    from reliora_git.org.db import opened, require_schema
     from reliora_git.org.search import OrgSearcher
 
     with reporting(json_output):
         check_level(min_level)
-        url = database_url(db)
-        conn = connect(url)
-        import psycopg  # connect() said what to install when it is missing
-
-        try:
+        with opened(db) as conn:
             require_schema(conn)
             result = OrgSearcher(conn).search(
                 query,
@@ -60,10 +56,6 @@ def run_org_search(
                 include_retired=include_retired,
                 limit=limit,
             )
-        except psycopg.Error as error:
-            raise database_error(error) from None
-        finally:
-            conn.close()
         if json_output:
             print_json(result.document())
         else:
@@ -78,15 +70,8 @@ def fast_main(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     (query,), values = parsed
-    if "limit" in values:
-        limit = values["limit"]
-        if not (limit.isascii() and limit.isdigit()) or int(limit) < 1:
-            return None  # Typer accepts more spellings of an int, and reports the rest
-        values["limit"] = int(limit)
+    if not plain_limit(values):
+        return None
     if "repos" in values:
         values["repos"] = [values["repos"]]
-    try:
-        run_org_search(query, **values)
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else 1
-    return 0
+    return exit_code(run_org_search, query, **values)

@@ -148,6 +148,29 @@ def parse_plain_argv(
     return found, values
 
 
+def plain_limit(values: dict[str, Any]) -> bool:
+    """Turn a plain ``--limit`` into an int in place; False when Typer must parse it.
+
+    Typer accepts more spellings of an int ("+5", " 5", "5_0") and reports the rest.
+    """
+    if "limit" not in values:
+        return True
+    limit = values["limit"]
+    if not (limit.isascii() and limit.isdigit()) or int(limit) < 1:
+        return False
+    values["limit"] = int(limit)
+    return True
+
+
+def exit_code(run: Callable[..., None], *args: Any, **kwargs: Any) -> int:
+    """Run a command body and return its exit code (it ends through SystemExit on errors)."""
+    try:
+        run(*args, **kwargs)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else 1
+    return 0
+
+
 def fast_main(argv: list[str]) -> int | None:
     """Run a plain ``show``, ``list`` or ``feedback`` and return its exit code, or None."""
     command = PLAIN_COMMANDS.get(argv[0]) if argv else None
@@ -157,8 +180,4 @@ def fast_main(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     positional, values = parsed
-    try:
-        command.run(*positional, **values)
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else 1
-    return 0
+    return exit_code(command.run, *positional, **values)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reliora_git.interfaces.commands.plain import parse_plain_argv
+from reliora_git.interfaces.commands.plain import exit_code, parse_plain_argv, plain_limit
 from reliora_git.interfaces.commands.reporting import reporting
 
 LEVEL_NAMES = ("strong", "moderate", "weak")
@@ -94,13 +94,8 @@ def parse_search_argv(args: list[str]) -> dict[str, Any] | None:
     if parsed is None:
         return None
     (query,), values = parsed
-    if "limit" in values:
-        # Typer accepts more spellings of an int ("+5", " 5", "5_0"); those go its way.
-        if not (values["limit"].isascii() and values["limit"].isdigit()):
-            return None
-        values["limit"] = int(values["limit"])
-        if values["limit"] < 1:
-            return None
+    if not plain_limit(values):
+        return None
     return {"query": query, **values}
 
 
@@ -111,9 +106,4 @@ def fast_main(argv: list[str]) -> int | None:
     kwargs = parse_search_argv(argv[1:])
     if kwargs is None:
         return None
-    query = kwargs.pop("query")
-    try:
-        run_search(query, **kwargs)
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else 1
-    return 0
+    return exit_code(run_search, kwargs.pop("query"), **kwargs)
