@@ -275,3 +275,21 @@ def default_branch(cwd: Path) -> str | None:
         if verify_ref(cwd, candidate):
             return candidate
     return None
+
+
+def changed_since(cwd: Path, commit: str | None) -> list[str]:
+    """Files (top-relative) that differ between ``commit`` and the working tree, staged or not.
+
+    One ``git diff`` against the commit covers what the branch committed since it and
+    what is staged or not yet staged; without a commit (an unborn branch) the staged
+    files are the changes. A rename gives both names: lessons about the old one apply.
+    """
+    if commit is None:
+        out = run(["ls-files", "-z", "--full-name"], cwd)
+        return sorted(set(split_z(out)))
+    changes = parse_diff_raw(
+        run(["diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", commit, "--"], cwd)
+    )
+    found = {change.path for change in changes}
+    found.update(change.old_path for change in changes if change.old_path)
+    return sorted(found)

@@ -161,7 +161,7 @@ def about(store: Store, given: list[str], index: StoreIndex | None = None) -> Ab
     """The records whose ``paths`` are about these files or folders (SPEC.md §12)."""
     from reliora_git.operations.history import paths_match
 
-    wanted = [_repo_path(store, raw) for raw in given]
+    wanted = [repo_path(store, raw) for raw in given]
     index = index or open_index(store)
     matches = []
     for slot in index.slots():
@@ -174,7 +174,7 @@ def about(store: Store, given: list[str], index: StoreIndex | None = None) -> Ab
     return About(wanted, [(d, found[d["id"]]) for d in matches])
 
 
-def _repo_path(store: Store, raw: str) -> str:
+def repo_path(store: Store, raw: str) -> str:
     """``raw`` as a path from the top of the repository (or the store's folder outside git)."""
     from reliora_git.gitrepo import git
 

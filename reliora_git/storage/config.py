@@ -25,6 +25,8 @@ class Config:
     duplicate_overlap: float = 0.75
     #: Also run detect-secrets' entropy plugins (they flag hashes and ids: docs/security.md).
     secrets_entropy: bool = False
+    #: Tokens (4 characters each) a brief may take at most (SPEC.md §14).
+    brief_budget: int = 1000
 
 
 def load_config(store: Store) -> Config:
@@ -53,6 +55,8 @@ def load_config(store: Store) -> Config:
             raise _invalid(store, path, f"'{key}' must be a {type(default).__name__}")
         if key == "search_limit" and value < 1:
             raise _invalid(store, path, "'search_limit' must be at least 1")
+        if key == "brief_budget" and value < 100:
+            raise _invalid(store, path, "'brief_budget' must be at least 100")
         if key == "duplicate_overlap" and not 0.0 <= value <= 1.0:
             raise _invalid(store, path, "'duplicate_overlap' must be between 0 and 1")
         values[key] = value

@@ -1,0 +1,279 @@
+"""Ranking records for a task description (SPEC.md §14): BM25F over the index's postings.
+
+Pure: plain data in (the inverted index of inverted.py), plain data out.
+
+A task is long, chatty free text — a prompt, an issue body — unlike a search
+query. The §5 ranking counts every shared word alike, so a task's incidental
+words ("file", "error", "working") outweigh its one telling word. This ranking
+weighs each word by how rare it is in the store (BM25's idf) and by the fields
+that hold it (BM25F: a word in the title or the problems says more than one in
+the solution), saturating, so that no single word decides alone:
+
+* **Words.** The task's unique non-stop-word tokens (SPEC.md §4), and the
+  agent's own keywords (``--query``) weighted :attr:`Settings.query_weight`
+  each. Words held by more than :attr:`Settings.max_df_share` of the store say
+  nothing about a record (``use``, ``file`` in a code store) and are dropped.
+* **Matching.** A word matches a record term that is equal to it, or — at
+  :attr:`Settings.stem_discount` — one with the same light stem
+  (:func:`stem`: ``caching`` ~ ``cache``, ``queries`` ~ ``query``). Postings
+  hold which fields a term is in, not how often, so a field counts once.
+* **Score** of a record: Σ over its matched words of
+  ``weight × idf × tf / (tf + k1)`` where ``tf = Σ field_weight × match``
+  (1 exact, the discount for a stem) over the fields holding the word, and
+  ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``.
+* **Floor.** Records below :attr:`Settings.min_score`, or matching fewer than
+  :attr:`Settings.min_words` words, are left out: a task the store knows
+  nothing about gets nothing.
+
+Every part of a score is kept (:class:`WordMatch`), so each result says which
+words, in which fields, gave how much. Deterministic: ties go to the smaller id.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from reliora_git.search.inverted import COMPONENT_BITS, POSTING, InvertedIndex
+from reliora_git.search.rank import FIELDS, IndexedRecord
+from reliora_git.search.stopwords import STOP_WORDS
+from reliora_git.search.tokens import tokenize
+
+_COMPONENTS = (1 << COMPONENT_BITS) - 1
+
+#: Field weights of the BM25F sum, in FIELDS order (chosen by bench/brief.py: docs/ranking.md).
+DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
+    "tags": 2.0,
+    "title": 3.0,
+    "problems": 2.0,
+    "task": 1.5,
+    "solution": 1.0,
+    "projectContext": 1.0,
+    "applicability": 1.0,
+    "failedAttempts": 1.0,
+    "warnings": 1.0,
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The knobs of the ranking; the defaults are the measured choice (docs/ranking.md)."""
+
+    field_weights: tuple[float, ...] = tuple(DEFAULT_FIELD_WEIGHTS.values())
+    k1: float = 1.2
+    #: What a match by stem counts for, against 1 for the word itself (0 turns stems off).
+    stem_discount: float = 0.5
+    #: Words held by more than this share of the store's records are dropped.
+    max_df_share: float = 0.2
+    #: Weight of each of the agent's own keywords (``--query``), against 1 for a task word.
+    query_weight: float = 2.0
+    #: The relevance floor: the least score, and the fewest words matched, of a result.
+    min_score: float = 0.0
+    min_words: int = 1
+
+    def mask_weights(self) -> list[float]:
+        """Summed field weights of every component mask (bit k is FIELDS[k])."""
+        weights = self.field_weights
+        return [
+            sum(w for k, w in enumerate(weights) if mask >> k & 1)
+            for mask in range(1 << len(FIELDS))
+        ]
+
+
+# --- words -----------------------------------------------------------------------------------
+
+
+def stem(token: str) -> str:
+    """A light, deterministic stem: plural, -ing, -ed, -ation and a final e removed.
+
+    Not a linguistic stemmer: only the endings that make a task's word and a
+    record's word differ most often (``caches``/``caching``/``cached`` → ``cach``,
+    ``queries`` → ``query``, ``configuration``/``configured`` → ``configur``).
+    Short tokens (under 4 characters) and tokens with digits are their own stem.
+    """
+    if len(token) < 4 or not token.isalpha():
+        return token
+    word = token
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses") or word.endswith(("ches", "shes", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 4:
+        word = word[:-1]
+    for suffix in ("ations", "ation", "ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                word = word[:-1]  # running → run, mapped → map
+            break
+    if word.endswith("e") and len(word) > 4:
+        word = word[:-1]
+    return word
+
+
+@dataclass(frozen=True)
+class TaskWord:
+    text: str
+    #: Its weight in the score: 1 for a task word, Settings.query_weight for a keyword.
+    weight: float
+    #: "task", "query" or "both".
+    source: str
+
+
+def task_words(task: str, query: str = "", settings: Settings | None = None) -> list[TaskWord]:
+    """The words of a task and of the agent's keywords, each once, task words first."""
+    settings = settings or Settings()
+    from_task = _content(task)
+    from_query = _content(query)
+    in_query = set(from_query)
+    words = [
+        TaskWord(
+            t, settings.query_weight if t in in_query else 1.0, "both" if t in in_query else "task"
+        )
+        for t in from_task
+    ]
+    seen = set(from_task)
+    words += [TaskWord(t, settings.query_weight, "query") for t in from_query if t not in seen]
+    return words
+
+
+def _content(text: str) -> list[str]:
+    return list(dict.fromkeys(t for t in tokenize(text) if t not in STOP_WORDS))
+
+
+# --- scoring ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WordMatch:
+    """One task word's part of a record's score."""
+
+    word: str
+    #: The record terms it matched (itself, and words with its stem).
+    terms: tuple[str, ...]
+    #: Names of the fields (FIELDS) holding it, or a word of its stem.
+    fields: tuple[str, ...]
+    stemmed: bool
+    idf: float
+    score: float
+
+
+@dataclass(frozen=True)
+class TaskHit:
+    slot: int
+    doc: IndexedRecord
+    score: float
+    matches: tuple[WordMatch, ...]
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(m.word for m in self.matches)
+
+
+@dataclass
+class _Postings:
+    """A word's postings in the store: live slot → (exact fields, fields by stem only)."""
+
+    exact: dict[int, int]
+    by_stem: dict[int, int]
+    stem_terms: dict[int, list[str]]
+
+
+def _decode(packed: bytes) -> array[int]:
+    values = array(POSTING)
+    values.frombytes(packed)
+    return values
+
+
+def _postings(inverted: InvertedIndex, word: str, stems: bool) -> _Postings:
+    terms, docs = inverted.terms, inverted.docs
+    exact: dict[int, int] = {}
+    i = bisect.bisect_left(terms, word)
+    if i < len(terms) and terms[i] == word:
+        for value in _decode(inverted.postings[i]):
+            slot = value >> COMPONENT_BITS
+            if docs[slot] is not None:
+                exact[slot] = exact.get(slot, 0) | value & _COMPONENTS
+    by_stem: dict[int, int] = {}
+    stem_terms: dict[int, list[str]] = {}
+    own = stem(word)
+    if stems and len(own) >= 4:
+        # Every word with this stem starts with the stem less its last letter (cache → cach-ing).
+        start = own[:-1]
+        j = bisect.bisect_left(terms, start)
+        while j < len(terms) and terms[j].startswith(start):
+            term = terms[j]
+            if term != word and stem(term) == own:
+                for value in _decode(inverted.postings[j]):
+                    slot = value >> COMPONENT_BITS
+                    if docs[slot] is not None:
+                        by_stem[slot] = by_stem.get(slot, 0) | value & _COMPONENTS
+                        stem_terms.setdefault(slot, []).append(term)
+            j += 1
+    return _Postings(exact, by_stem, stem_terms)
+
+
+def rank_task(
+    inverted: InvertedIndex,
+    words: Sequence[TaskWord],
+    settings: Settings | None = None,
+    *,
+    admit: Callable[[IndexedRecord], bool] = lambda doc: doc.is_active,
+    floor: bool = True,
+) -> list[TaskHit]:
+    """The records relevant to ``words``, best first (score, then id), each explained.
+
+    ``admit`` decides which records may be results (by default the active ones);
+    every live record counts for the words' document frequencies. ``floor=False``
+    keeps the records below the relevance floor (the bench measures what it costs).
+    """
+    settings = settings or Settings()
+    docs = inverted.docs
+    total = sum(doc is not None for doc in docs)
+    if total == 0 or not words:
+        return []
+    weight_of = settings.mask_weights()
+    discount = settings.stem_discount
+    k1 = settings.k1
+    scores: dict[int, float] = {}
+    matched: dict[int, list[WordMatch]] = {}
+    for word in words:
+        found = _postings(inverted, word.text, discount > 0)
+        holders = found.exact.keys() | found.by_stem.keys()
+        df = len(holders)
+        if df == 0 or df > settings.max_df_share * total:
+            continue
+        idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+        for slot in holders:
+            exact = found.exact.get(slot, 0)
+            stemmed = found.by_stem.get(slot, 0) & ~exact
+            tf = weight_of[exact] + discount * weight_of[stemmed]
+            part = word.weight * idf * tf / (tf + k1)
+            scores[slot] = scores.get(slot, 0.0) + part
+            terms = tuple(found.stem_terms.get(slot, ())) if stemmed else ()
+            fields = tuple(f for k, f in enumerate(FIELDS) if (exact | stemmed) >> k & 1)
+            match = WordMatch(
+                word.text,
+                ((word.text,) if exact else ()) + terms,
+                fields,
+                bool(stemmed) and not exact,
+                idf,
+                part,
+            )
+            matched.setdefault(slot, []).append(match)
+    hits = []
+    for slot, score in scores.items():
+        doc = docs[slot]
+        assert doc is not None
+        if not admit(doc):
+            continue
+        parts = matched[slot]
+        if floor and (score < settings.min_score or len(parts) < settings.min_words):
+            continue
+        parts.sort(key=lambda m: (-m.score, m.word))
+        hits.append(TaskHit(slot, doc, score, tuple(parts)))
+    hits.sort(key=lambda hit: (-round(hit.score * 1e9), hit.doc.id))
+    return hits
