@@ -29,6 +29,7 @@ import contextlib
 import marshal
 import os
 import sys
+import threading
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -55,6 +56,7 @@ _CODE_MODULES = (
     "search/stopwords.py",
     "storage/store.py",
     "search/tokens.py",
+    "records/text.py",
     "records/validate.py",
     "storage/values.py",
 )
@@ -248,7 +250,8 @@ def write_cache(path: Path, root: Path, content: Any) -> None:
 def write_atomic(path: Path, pieces: Iterable[bytes]) -> None:
     """Write ``pieces`` to a temporary file beside ``path`` and rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # Named per process and thread: an MCP server's calls may write the same cache at once.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(tmp, "wb") as handle:
             for piece in pieces:

@@ -109,6 +109,20 @@ class IndexState:
     scans: dict[tuple[int, bool], tuple[tuple[str, int, str, str], ...]] = field(
         default_factory=dict
     )
+    #: Guards ``scans``: the one part of a state that calls add to while other threads
+    #: (an MCP server's) copy it into the next state or write it (see :meth:`scans_copy`).
+    scans_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def remember_scan(
+        self, key: tuple[int, bool], found: tuple[tuple[str, int, str, str], ...]
+    ) -> None:
+        with self.scans_lock:
+            self.scans[key] = found
+
+    def scans_copy(self) -> dict[tuple[int, bool], tuple[tuple[str, int, str, str], ...]]:
+        """The scans as they are now, for a reader that iterates them."""
+        with self.scans_lock:
+            return dict(self.scans)
 
     @classmethod
     def empty(cls) -> IndexState:
@@ -127,7 +141,7 @@ class IndexState:
             self.checks,
             self.event_files,
             self.event_values,
-            self.scans,
+            self.scans_copy(),
         )
 
     @classmethod
@@ -209,6 +223,11 @@ class StoreIndex:
     _masks: dict[str, dict[int, int]] = field(default_factory=dict)
     #: Segment values read so far.
     _blobs_read: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    #: Who holds this index (see :meth:`acquire`); the segments close when nobody does.
+    _references: int = 1
+    _references_lock: threading.Lock = field(
+        default_factory=threading.Lock, repr=False, compare=False
+    )
 
     # --- one record's cached values ------------------------------------------------------
 
@@ -323,16 +342,19 @@ class StoreIndex:
         return [dataclasses.replace(hit, doc=self.full_doc(slot)) for slot, hit in found]
 
     def twins(self, fingerprint: str, exclude_id: str) -> list[IndexedRecord]:
-        if self._by_fingerprint is None:
-            self._by_fingerprint = {}
+        by_fingerprint = self._by_fingerprint
+        if by_fingerprint is None:
+            # Built whole, then published: another thread never sees it half filled.
+            by_fingerprint = {}
             docs = self.inverted.docs
             for slot in self.slots():
                 doc = docs[slot]
                 assert doc is not None
-                self._by_fingerprint.setdefault(doc.fingerprint, []).append(slot)
+                by_fingerprint.setdefault(doc.fingerprint, []).append(slot)
+            self._by_fingerprint = by_fingerprint
         return [
             self.full_doc(slot)
-            for slot in self._by_fingerprint.get(fingerprint, [])
+            for slot in by_fingerprint.get(fingerprint, [])
             if self.inverted.docs[slot].id != exclude_id  # type: ignore[union-attr]
         ]
 
@@ -389,7 +411,7 @@ class StoreIndex:
         if found is None:
             findings = scan_fields(record_fields(self.record_json(slot)), entropy=entropy)
             found = tuple((f.field, f.line, f.kind, f.masked) for f in findings)
-            self.state.scans[key] = found
+            self.state.remember_scan(key, found)
             self._scanned = True
         return [Finding(*finding) for finding in found]
 
@@ -398,12 +420,28 @@ class StoreIndex:
         if not self._scanned or self.cache_path is None:
             return
         kept = {v for v in self.state.values if isinstance(v, int)}
-        self.state.scans = {k: v for k, v in self.state.scans.items() if k[0] in kept}
+        with self.state.scans_lock:
+            self.state.scans = {k: v for k, v in self.state.scans.items() if k[0] in kept}
         write_cache(self.cache_path, self.store.root.resolve(), self.state.to_plain())
         self._scanned = False
 
+    # --- references: several calls of a long-running process may share one index --------
+
+    def acquire(self) -> StoreIndex:
+        """One more reference to this index (whoever opened it holds the first)."""
+        with self._references_lock:
+            if self._references <= 0:
+                raise RuntimeError("the store index was used after it was closed")
+            self._references += 1
+        return self
+
     def close(self) -> None:
-        self.segments.close()
+        """Give up one reference; the last one closes the segment files."""
+        with self._references_lock:
+            self._references -= 1
+            last = self._references == 0
+        if last:
+            self.segments.close()
 
     def __enter__(self) -> StoreIndex:
         return self
@@ -473,8 +511,15 @@ class LiveIndex:
 
     Each :meth:`open` gives the index of the store as it is now. When a watch on the
     store's folders (watch.py) saw nothing happen since the last call, that is the
-    last call's index, as it was; otherwise the store is walked again and the kept
-    index patched for the files that changed, without reading the index file.
+    last call's index, as it was; otherwise the store is walked again and a new index
+    is built from the kept one's state for the files that changed, without reading
+    the index file.
+
+    Tool calls run on several threads at once, so the kept index is shared, never
+    mutated by a refresh, and reference-counted: :meth:`open` gives the caller a
+    reference (``with live.open(store) as index:`` gives it back), this object holds
+    one while the index is current, and the index's files are closed only once it
+    has been replaced and no call holds it any more.
     """
 
     def __init__(self) -> None:
@@ -484,23 +529,39 @@ class LiveIndex:
         self._lock = threading.Lock()  # tool calls may come on several threads
 
     def open(self, store: Store) -> StoreIndex:
+        """The index of the store as it is now, with a reference for the caller to close."""
         with self._lock:
             same = self._root == store.root and self._index is not None
             if same and self._watch is not None and self._watch.quiet():
                 assert self._index is not None
-                return self._index
+                return self._index.acquire()
             if self._watch is not None:
                 self._watch.close()
+                self._watch = None  # a failed walk below must not leave a quiet watch
             # Armed before the walk: whatever changes from now on is seen next time.
-            self._watch = Watch([store.path])
+            watch = Watch([store.path])
             previous = self._index.state if same and self._index is not None else None
-            self._index = open_index(store, previous)
+            try:
+                fresh = open_index(store, previous)  # our reference: held while current
+            except BaseException:
+                watch.close()
+                raise
+            self._watch = watch
+            if self._index is not None:
+                self._index.close()  # replaced: closed once its last caller is done
+            self._index = fresh
             self._root = store.root
-            return self._index
+            return fresh.acquire()
 
     def close(self) -> None:
-        if self._watch is not None:
-            self._watch.close()
+        with self._lock:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
+            if self._index is not None:
+                self._index.close()
+                self._index = None
+            self._root = None
 
 
 class _Builder:
@@ -669,7 +730,7 @@ class _Builder:
         checks = {loc: info for loc, info in self.checks.items() if loc in stored}
         scans = {
             (renumber[slot] if renumber else slot, entropy): found
-            for (slot, entropy), found in self.state.scans.items()
+            for (slot, entropy), found in self.state.scans_copy().items()
             if slot in kept
         }
         return IndexState(files, values, saved, blobs, checks, event_files, event_values, scans)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import threading
 import time
 import zlib
 from collections.abc import Callable
@@ -39,11 +40,15 @@ class Segments:
     def __init__(self, index_path: Path | None) -> None:
         self.index_path = index_path
         self._handles: dict[str, int] = {}
+        # Several threads (an MCP server's calls) read through one Segments: a segment is
+        # opened once, and closing never iterates the handles while another thread adds one.
+        self._opening = threading.Lock()
 
     def close(self) -> None:
-        for fd in self._handles.values():
+        with self._opening:
+            handles, self._handles = self._handles, {}
+        for fd in handles.values():
             os.close(fd)
-        self._handles.clear()
 
     def __enter__(self) -> Segments:
         return self
@@ -63,7 +68,7 @@ class Segments:
         try:
             fd = self._handles.get(name)
             if fd is None:
-                fd = self._handles[name] = os.open(self._path(name), os.O_RDONLY)
+                fd = self._open(name)
             data = os.pread(fd, length, offset)
         except OSError:
             return None
@@ -73,6 +78,13 @@ class Segments:
             return marshal.loads(data)
         except (EOFError, ValueError, TypeError):
             return None
+
+    def _open(self, name: str) -> int:
+        with self._opening:
+            fd = self._handles.get(name)
+            if fd is None:
+                fd = self._handles[name] = os.open(self._path(name), os.O_RDONLY)
+            return fd
 
     def writer(self) -> SegmentWriter:
         """A new segment, written value by value (nothing at all when caching is off)."""

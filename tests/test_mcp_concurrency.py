@@ -1,0 +1,204 @@
+"""`reliora mcp` under parallel tool calls, as agents make them, and after its client has gone.
+
+Clients call tools concurrently; the server runs each call on a worker thread over
+one kept store index (index.LiveIndex). These tests drive the real server with the
+MCP SDK's own client: many calls of every tool at once while the store changes under
+them (records added by the calls themselves and by hand between rounds, so the kept
+index is replaced while other calls still read it).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+
+from mcp import ClientSession
+from mcp.types import CallToolResult
+
+import reliora_git
+from reliora_git.storage.store import Store
+from tests.conftest import RecordMaker, git
+from tests.test_mcp import reliora_mcp
+
+ROUNDS = 10
+CALLS_PER_ROUND = 100
+BASE_RECORDS = 30
+#: The tools of one round, by how many calls each gets (100 in all).
+MIX = {
+    "search": 25,
+    "show": 15,
+    "about": 15,
+    "check": 10,
+    "record": 10,
+    "feedback": 15,
+    "update": 10,
+}
+
+
+def package_path() -> dict[str, str]:
+    """PYTHONPATH for the server: the very package this test imports (a worktree's, say)."""
+    return {"PYTHONPATH": str(Path(reliora_git.__file__).resolve().parents[1])}
+
+
+def base_id(n: int) -> str:
+    return f"base-lesson-{n:02d}"
+
+
+def base_records(write_record: RecordMaker) -> None:
+    for n in range(BASE_RECORDS):
+        body = (
+            "## Problems\n"
+            f"- the quokka{n:02d}z worker dropped jobs under load\n\n"
+            "## Solution\n"
+            f"Retry the quokka{n:02d}z jobs with a bounded backoff\n"
+        )
+        write_record(
+            base_id(n),
+            f"Quokka{n} worker retries",
+            body,
+            tags=["retries", f"quokka{n:02d}z"],
+            paths=[f"src/quokka{n:02d}z.py"],
+            created="2026-01-01",
+            status="active",
+        )
+
+
+def error_text(result: CallToolResult) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+class Round:
+    """One round's calls: each knows what a sane answer to it looks like."""
+
+    def __init__(self, number: int, session: ClientSession, recorded: list[str]) -> None:
+        self.number = number
+        self.session = session
+        self.recorded = recorded
+        self.errors: list[str] = []
+        self.answers = 0
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        result = await self.session.call_tool(tool, arguments)
+        if result.is_error:
+            self.errors.append(f"{tool} {arguments}: {error_text(result)}")
+            return None
+        text = result.content[0]
+        assert text.type == "text"
+        assert json.loads(text.text) == result.structured_content
+        self.answers += 1
+        return result.structured_content
+
+    def expect(self, ok: bool, what: str) -> None:
+        if not ok:
+            self.errors.append(what)
+
+    async def search(self, k: int) -> None:
+        n = (self.number * 7 + k) % BASE_RECORDS
+        found = await self.call("search", {"query": f"quokka{n:02d}z retries", "limit": 3})
+        if found is not None:
+            top = found["results"][0]["id"] if found["results"] else None
+            self.expect(top == base_id(n), f"search quokka{n:02d}z: top {top}")
+
+    async def show(self, k: int) -> None:
+        n = (self.number * 11 + k) % BASE_RECORDS
+        shown = await self.call("show", {"id": base_id(n)})
+        if shown is not None:
+            self.expect(shown["id"] == base_id(n), f"show {base_id(n)}: {shown.get('id')}")
+
+    async def about(self, k: int) -> None:
+        n = (self.number * 13 + k) % BASE_RECORDS
+        found = await self.call("about", {"paths": [f"src/quokka{n:02d}z.py"]})
+        if found is not None:
+            ids = [r["id"] for r in found["results"]]
+            self.expect(ids == [base_id(n)], f"about quokka{n:02d}z: {ids}")
+
+    async def check(self, k: int) -> None:
+        report = await self.call("check", {} if k % 2 else {"paths": [self.locator(k)]})
+        if report is not None:
+            self.expect(report["ok"] is True, f"check: {report}")
+
+    def locator(self, k: int) -> str:
+        return f".reliora/experiences/{base_id(k % BASE_RECORDS)}.md"
+
+    async def record(self, k: int) -> None:
+        title = f"Round {self.number} lesson {k} about wombat{self.number}x{k} caches"
+        saved = await self.call(
+            "record",
+            {
+                "title": title,
+                "task": "Make cold starts fast",
+                "solution": f"Warm the wombat{self.number}x{k} cache first",
+            },
+        )
+        if saved is not None:
+            self.recorded.append(saved["id"])
+
+    async def feedback(self, k: int) -> None:
+        record = base_id((self.number + k) % BASE_RECORDS)
+        event = await self.call(
+            "feedback", {"id": record, "outcome": "success", "note": f"round {self.number}"}
+        )
+        if event is not None:
+            self.expect(event["record"] == record, f"feedback {record}: {event}")
+
+    async def update(self, k: int) -> None:
+        # One update per record and round: updates of one record take turns (a lock file).
+        record = base_id((self.number * MIX["update"] + k) % BASE_RECORDS)
+        warning = f"Seen again in round {self.number}"
+        saved = await self.call("update", {"id": record, "addWarnings": [warning]})
+        if saved is not None:
+            self.expect(saved["id"] == record, f"update {record}: {saved}")
+
+
+def test_a_hundred_parallel_calls_of_every_tool_while_the_store_changes(
+    store: Store, repo: Path, write_record: RecordMaker
+) -> None:
+    base_records(write_record)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base lessons")
+    recorded: list[str] = []
+    by_hand: list[str] = []
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo, env=package_path()) as session:
+            for number in range(ROUNDS):
+                this = Round(number, session, recorded)
+                calls = [
+                    (getattr(this, tool), k) for tool, count in MIX.items() for k in range(count)
+                ]
+                random.Random(number).shuffle(calls)
+                assert len(calls) == CALLS_PER_ROUND
+                async with anyio.create_task_group() as group:
+                    for work, k in calls:
+                        group.start_soon(work, k)
+                assert this.errors == [], "\n".join(this.errors[:10])
+                assert this.answers == CALLS_PER_ROUND
+                # Between rounds, a record written by hand: the next round's index is new.
+                by_hand.append(f"hand-written-{number}")
+                write_record(
+                    by_hand[-1],
+                    f"Hand written platypus{number} lesson",
+                    created="2026-01-02",
+                    status="active",
+                )
+            # Everything saved during the rounds is found, and the store is valid.
+            for record_id in [*recorded, *by_hand]:
+                shown = await session.call_tool("show", {"id": record_id})
+                assert not shown.is_error, error_text(shown)
+            report = await session.call_tool("check", {})
+            assert not report.is_error and report.structured_content["ok"] is True
+            found = await session.call_tool("search", {"query": "wombat0x3"})
+            assert found.structured_content["results"][0]["id"] in recorded
+
+    anyio.run(scenario)
+    assert len(recorded) == ROUNDS * MIX["record"]
+    assert len(set(recorded)) == len(recorded)
+    events = list(store.feedback.rglob("*.md"))
+    assert len(events) == ROUNDS * MIX["feedback"]
