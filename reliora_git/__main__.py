@@ -45,6 +45,13 @@ def main() -> None:
         code = org_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
+    if sys.argv[1:2] == ["hook"] and fast:
+        # Run by agent clients' hooks on every prompt and file read (commands/hook.py).
+        from reliora_git.interfaces.commands.hook import fast_main as agent_hook_main
+
+        code = agent_hook_main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     if sys.argv[1:] in _HOOK_ARGV and fast:
         from reliora_git.interfaces.commands.check_staged import run_check_staged
 

@@ -7,7 +7,17 @@ from typing import Annotated
 import typer
 
 from reliora_git import __version__
-from reliora_git.interfaces.commands import basic, check, hooks, lifecycle, mcp, org, record, review
+from reliora_git.interfaces.commands import (
+    agent,
+    basic,
+    check,
+    hooks,
+    lifecycle,
+    mcp,
+    org,
+    record,
+    review,
+)
 from reliora_git.interfaces.commands.common import JsonAwareGroup
 
 app = typer.Typer(
@@ -42,5 +52,5 @@ def main(
     """
 
 
-for module in (basic, record, lifecycle, check, hooks, review, mcp, org):
+for module in (basic, record, lifecycle, check, hooks, review, mcp, org, agent):
     module.register(app)

@@ -33,16 +33,19 @@ def init(
     """
     from reliora_git.gitrepo import git
     from reliora_git.gitrepo.hooks import install as install_hook
+    from reliora_git.operations.agents import next_steps
     from reliora_git.storage.template import init_store
 
     with reporting(json_output):
         root = repo.resolve() if repo else git.toplevel(Path.cwd()) or Path.cwd()
         store, created = init_store(root)
         hook = install_hook(root) if hooks else None
+        steps = next_steps(store.root, after="init")
         if json_output:
             document: dict[str, object] = {"store": str(store.path), "created": created}
             if hook is not None:
                 document["hook"] = {"action": hook.action, "message": hook.message}
+            document["nextSteps"] = steps
             print_json(document)
             return
         printer = Printer()
@@ -53,6 +56,10 @@ def init(
         )
         if hook is not None:
             printer.line(hook.message)
+        if steps:
+            printer.line("Next steps:")
+            for number, step in enumerate(steps, start=1):
+                printer.line(f"  {number}. {step}")
 
 
 def search(

@@ -1,0 +1,225 @@
+"""``agent install | uninstall | status`` and ``hook``: wiring agent clients to the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from reliora_git.interfaces.commands.common import JsonFlag, reporting
+
+if TYPE_CHECKING:
+    from reliora_git.operations.agents import FileChange
+
+ClientsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="[CLIENT]...",
+        help="claude-code, cursor, codex or copilot (default: see the description).",
+        show_default=False,
+    ),
+]
+RepoDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--repo",
+        help="A folder in the repository (default: the current folder).",
+        show_default=False,
+    ),
+]
+
+agent_app = typer.Typer(
+    name="agent",
+    help="Wire agent clients (Claude Code, Cursor, Codex, Copilot) to the lessons in .reliora/.\n\n"
+    "\b\nExample:\n  reliora agent install\n  reliora agent status",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _root(repo: Path | None) -> Path:
+    from reliora_git.gitrepo import git
+
+    start = repo.resolve() if repo else Path.cwd()
+    return git.toplevel(start) or start
+
+
+def _change_json(change: FileChange) -> dict[str, Any]:
+    return {"client": change.file.client, "path": change.file.path, "action": change.action}
+
+
+def _run(
+    action: str, clients: list[str] | None, repo: Path | None, dry_run: bool, json_output: bool
+) -> None:
+    import difflib
+
+    from reliora_git.interfaces.output import Printer, print_json
+    from reliora_git.operations import agents
+
+    with reporting(json_output):
+        root = _root(repo)
+        if clients:
+            chosen = agents.check_clients(clients)
+        elif action == "install":
+            chosen = agents.detected_clients(root)
+        else:
+            chosen = agents.installed_clients(root)
+        changes = agents.plan(root, chosen, action)
+        if not dry_run:
+            agents.apply(root, changes)
+        steps = (
+            agents.next_steps(root, after="agent") if action == "install" and not dry_run else []
+        )
+        if json_output:
+            print_json(
+                {
+                    "clients": chosen,
+                    "dryRun": dry_run,
+                    "files": [_change_json(c) for c in changes],
+                    "nextSteps": steps,
+                }
+            )
+            return
+        printer = Printer()
+        if not chosen:
+            printer.line("Nothing to remove: no agent client has Reliora's entries.")
+        verb = "would be " if dry_run else ""
+        for change in changes:
+            printer.line(f"{change.file.path} ({change.file.client}): {verb}{change.action}")
+            if dry_run and change.action != "unchanged":
+                before = (change.before or b"").decode("utf-8").splitlines(keepends=True)
+                after = (change.after or b"").decode("utf-8").splitlines(keepends=True)
+                for line in difflib.unified_diff(before, after, change.file.path, change.file.path):
+                    printer.line(line.rstrip("\n"))
+        _print_steps(printer, steps)
+
+
+def _print_steps(printer: Any, steps: list[str]) -> None:
+    if steps:
+        printer.line("Next steps:")
+        for number, step in enumerate(steps, start=1):
+            printer.line(f"  {number}. {step}")
+
+
+@agent_app.command()
+def install(
+    clients: ClientsArgument = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change (a diff); write nothing.")
+    ] = False,
+    repo: RepoDirOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Add Reliora's hooks, MCP server and instructions to the clients' project files.
+
+    Claude Code: hooks in .claude/settings.json (session start, each prompt,
+    before reading or editing a file) and the server in .mcp.json; Cursor: the
+    rule .cursor/rules/reliora.mdc and .cursor/mcp.json; Codex: a block in
+    AGENTS.md; Copilot: a block in .github/copilot-instructions.md. What the
+    files hold already is kept byte for byte; installing twice changes nothing.
+    Without CLIENT: the clients whose files the repository has, else
+    claude-code and codex. Commit the files: they work for every clone.
+
+    \b
+    Example:
+      reliora agent install claude-code codex --dry-run
+    """
+    _run("install", clients, repo, dry_run, json_output)
+
+
+@agent_app.command()
+def uninstall(
+    clients: ClientsArgument = None,
+    repo: RepoDirOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Remove exactly what install added (files install created are deleted).
+
+    Without CLIENT: every client whose files hold Reliora's entries.
+
+    \b
+    Example:
+      reliora agent uninstall cursor
+    """
+    _run("uninstall", clients, repo, False, json_output)
+
+
+@agent_app.command()
+def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
+    """Say which clients are wired, whether `reliora` is on PATH, and the hook log's last lines.
+
+    \b
+    Example:
+      reliora agent status --json
+    """
+    import shutil
+
+    from reliora_git.interfaces.output import Printer, print_json
+    from reliora_git.operations import agent_hook, agents
+
+    with reporting(json_output):
+        root = _root(repo)
+        found = agents.states(root)
+        on_path = shutil.which("reliora")
+        log = agent_hook.log_tail(agent_hook.git_places(root).state)
+        if json_output:
+            print_json(
+                {
+                    "root": str(root),
+                    "files": [
+                        {"client": s.file.client, "path": s.file.path, "state": s.state}
+                        for s in found
+                    ],
+                    "clients": agents.installed_clients(root),
+                    "relioraOnPath": on_path,
+                    "hookLog": log,
+                }
+            )
+            return
+        printer = Printer()
+        for state in found:
+            printer.line(f"{state.file.client:<12} {state.file.path:<34} {state.state}")
+        printer.line(
+            f"reliora on PATH: {on_path}"
+            if on_path
+            else "reliora is not on PATH: the hooks print nothing until it is "
+            "(pipx install reliora-git)"
+        )
+        if log:
+            printer.line("Hook log (newest last):")
+            for line in log:
+                printer.line(f"  {line}")
+        else:
+            printer.line("Hook log: empty")
+
+
+def hook(
+    client: Annotated[
+        str, typer.Option("--client", help="The agent client whose hook input is on stdin.")
+    ] = "claude-code",
+) -> None:
+    """Answer an agent client's hook event (JSON on stdin) with the lessons that fit it.
+
+    Run by the hooks `reliora agent install` writes, not by hand. SessionStart:
+    a short brief from the branch's changes; UserPromptSubmit: a brief from the
+    prompt; PreToolUse of Read, Edit, MultiEdit, Write or NotebookEdit: the
+    lessons about that file, once per file per session. Prints the client's
+    documented JSON (hookSpecificOutput.additionalContext) or nothing, and
+    always exits 0: problems go to a log under the git directory, shown by
+    `reliora agent status`.
+
+    \b
+    Example:
+      echo '{"hook_event_name": "UserPromptSubmit", "session_id": "s1",
+        "cwd": ".", "prompt": "fix the flaky CI timeouts"}' | reliora hook
+    """
+    from reliora_git.interfaces.commands.hook import run_hook
+
+    raise SystemExit(run_hook(client))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(agent_app)
+    app.command()(hook)

@@ -1,0 +1,110 @@
+"""``reliora hook``: run by an agent client's hooks; prints context or nothing, exits 0.
+
+It runs on every prompt and before every file read, so it starts without Typer
+(``__main__`` hands ``reliora hook [--client NAME]`` straight to
+:func:`fast_main`; ``--help`` and anything unusual go to Typer, whose ``hook``
+command in commands/agent.py runs the same :func:`run_hook`): no Typer here.
+The work runs in a thread with a deadline: past it the process leaves with
+nothing printed and a line in the log, so a slow store never holds the agent
+up. Whatever happens, the exit code is 0: a hook that fails must not break
+the session (operations/agent_hook.py holds the rest).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+#: Seconds of work before the hook gives up (RELIORA_HOOK_DEADLINE overrides it).
+DEADLINE = 2.0
+#: The most stdin the hook reads: a prompt with pasted logs fits, a runaway stream does not.
+MAX_INPUT = 1024 * 1024
+HOOK_CLIENTS = ("claude-code",)
+
+
+def _deadline() -> float:
+    try:
+        value = float(os.environ.get("RELIORA_HOOK_DEADLINE", DEADLINE))
+    except ValueError:
+        return DEADLINE
+    return value if value > 0 else DEADLINE
+
+
+def _read_stdin() -> bytes:
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return b""  # run by hand: no client is writing to us
+    return stream.buffer.read(MAX_INPUT + 1)
+
+
+class _Work:
+    """What the worker thread found, for the main thread to print or log."""
+
+    def __init__(self) -> None:
+        self.output = ""
+        self.state: Path | None = None
+        self.event = ""
+
+
+def run_hook(client: str = "claude-code") -> int:
+    """Answer one hook event on stdin; always 0."""
+    from reliora_git.operations import agent_hook
+
+    work = _Work()
+    raw = b""
+    try:
+        raw = _read_stdin()
+    except (OSError, ValueError) as error:
+        state = agent_hook.git_places(Path.cwd()).state
+        agent_hook.log(state, client, "", f"cannot read stdin: {error}")
+        return 0
+
+    def job() -> None:
+        try:
+            if len(raw) > MAX_INPUT:
+                raise agent_hook.HookInputError(f"stdin is larger than {MAX_INPUT // 1024} KiB")
+            try:
+                request = agent_hook.parse_request(raw)
+            except agent_hook.HookInputError:
+                work.state = agent_hook.git_places(Path.cwd()).state
+                raise
+            work.event = request.event
+            places = agent_hook.git_places(request.cwd)
+            work.state = places.state
+            if client not in HOOK_CLIENTS:
+                raise agent_hook.HookInputError(f"no hooks are defined for client {client!r}")
+            text = agent_hook.answer(request, places)
+            if text:
+                work.output = agent_hook.client_output(request.event, text)
+        except BaseException as error:  # every failure is a log line, never a crash
+            agent_hook.log(work.state, client, work.event, agent_hook.describe(error))
+
+    thread = threading.Thread(target=job, name="reliora-hook", daemon=True)
+    thread.start()
+    limit = _deadline()
+    thread.join(limit)
+    if thread.is_alive():
+        state = work.state or agent_hook.git_places(Path.cwd()).state
+        agent_hook.log(state, client, work.event, f"gave up after {limit:g} s (a slow store?)")
+        os._exit(0)  # the worker may be inside git or a file read: do not wait for it
+    if work.output:
+        try:
+            sys.stdout.write(work.output + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    return 0
+
+
+def fast_main(argv: list[str]) -> int | None:
+    """``reliora hook``, ``--client NAME`` or ``--client=NAME``: its exit code; else None."""
+    args = argv[1:]
+    if not args:
+        return run_hook()
+    if len(args) == 2 and args[0] == "--client" and not args[1].startswith("-"):
+        return run_hook(args[1])
+    if len(args) == 1 and args[0].startswith("--client=") and len(args[0]) > len("--client="):
+        return run_hook(args[0].split("=", 1)[1])
+    return None

@@ -1,0 +1,271 @@
+"""``reliora hook``: what an agent client's hook event gets back (SPEC.md §14.1).
+
+The client (Claude Code) runs the hook with one JSON object on stdin —
+``hook_event_name``, ``session_id``, ``cwd``, and per event ``prompt`` or
+``tool_name`` with ``tool_input`` — and adds what the hook prints to the
+model's context. Here:
+
+* ``SessionStart``: a short brief from the branch's changes;
+* ``UserPromptSubmit``: a brief from the prompt;
+* ``PreToolUse`` of a file tool (Read, Edit, MultiEdit, Write, NotebookEdit):
+  the lessons about that file, once per file per session (the first read is
+  when an agent forms its plan).
+
+Nothing here may break a session: every failure becomes one line in a log
+under the git directory (``agent status`` shows it), never output. The state
+kept per session (which files were briefed) and the log live in
+``$(git rev-parse --git-path reliora)``, both bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from reliora_git.records.errors import RelioraError
+
+#: Claude Code's tools that read or write one file, and the tool_input field naming it.
+FILE_TOOLS = {
+    "Read": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "Write": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse")
+#: Lessons at session start: a short brief (the branch's files may be many).
+SESSION_START_LIMIT = 3
+LOG_NAME = "hook.log"
+#: The log is cut to its newest half when it grows past this.
+LOG_MAX_BYTES = 64 * 1024
+SESSIONS = "sessions"
+#: Files briefed in one session are listed up to this size; past it, nothing more is briefed.
+SESSION_MAX_BYTES = 256 * 1024
+#: Session files kept: the newest this many, none older than SESSION_MAX_AGE seconds.
+SESSIONS_KEPT = 200
+SESSION_MAX_AGE = 14 * 24 * 3600
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class HookInputError(Exception):
+    """The client's JSON is not what its documentation describes."""
+
+
+@dataclass(frozen=True)
+class HookRequest:
+    event: str
+    session: str
+    cwd: Path
+    prompt: str = ""
+    tool: str = ""
+    file: str = ""
+
+
+@dataclass(frozen=True)
+class GitPlaces:
+    """The work tree's top and our folder in the git directory (None outside git)."""
+
+    top: Path | None
+    state: Path | None
+
+
+def parse_request(raw: bytes) -> HookRequest:
+    """The hook input, checked against the documented fields; HookInputError otherwise."""
+    if not raw.strip():
+        raise HookInputError("no JSON on stdin")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise HookInputError("stdin is not JSON") from None
+    if not isinstance(data, dict):
+        raise HookInputError("stdin is not a JSON object")
+    event = data.get("hook_event_name")
+    if event not in EVENTS:
+        raise HookInputError(f"unknown event {mask(str(event))}")
+    cwd_value = data.get("cwd")
+    cwd = Path(cwd_value) if isinstance(cwd_value, str) and cwd_value else Path.cwd()
+    session = data.get("session_id")
+    session = session if isinstance(session, str) else ""
+    prompt = data.get("prompt")
+    tool = data.get("tool_name")
+    tool_input = data.get("tool_input")
+    file = ""
+    if isinstance(tool, str) and tool in FILE_TOOLS and isinstance(tool_input, dict):
+        value = tool_input.get(FILE_TOOLS[tool])
+        file = value if isinstance(value, str) else ""
+    return HookRequest(
+        event,
+        session,
+        cwd,
+        prompt=prompt if isinstance(prompt, str) else "",
+        tool=tool if isinstance(tool, str) else "",
+        file=file,
+    )
+
+
+def git_places(cwd: Path) -> GitPlaces:
+    """One ``git rev-parse`` for the top of the work tree and ``--git-path reliora``."""
+    from reliora_git.gitrepo import git
+
+    try:
+        out = git.run(["rev-parse", "--show-toplevel", "--git-path", "reliora"], cwd, check=False)
+    except RelioraError:
+        return GitPlaces(None, None)
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if len(lines) != 2:
+        return GitPlaces(None, None)
+    return GitPlaces(Path(lines[0]), (cwd / lines[1]).resolve())
+
+
+def repo_relative(file: str, cwd: Path, top: Path | None) -> str | None:
+    """``file`` (absolute, or relative to ``cwd``) from the top of the work tree; None outside."""
+    path = Path(file)
+    if not path.is_absolute():
+        path = cwd / path
+    path = Path(os.path.normpath(path))
+    base = top or cwd
+    for candidate_base in (base, Path(os.path.realpath(base))):
+        for candidate in (path, Path(os.path.realpath(path))):
+            try:
+                relative = candidate.relative_to(candidate_base).as_posix()
+            except ValueError:
+                continue
+            return None if relative == "." else relative
+    return None
+
+
+def answer(request: HookRequest, places: GitPlaces) -> str:
+    """The brief text for ``request`` ("" for nothing); RelioraError for a store problem."""
+    from reliora_git.operations.brief import brief
+    from reliora_git.storage.store import find_store
+
+    if request.event == "PreToolUse":
+        if request.tool not in FILE_TOOLS or not request.file:
+            return ""
+        relative = repo_relative(request.file, request.cwd, places.top)
+        if relative is None or relative == ".reliora" or relative.startswith(".reliora/"):
+            return ""
+        if places.state is not None and not first_time(places.state, request.session, relative):
+            return ""
+        return brief(find_store(cwd=request.cwd), files=[relative]).text()
+    if request.event == "UserPromptSubmit":
+        if not request.prompt.strip():
+            return ""
+        return brief(find_store(cwd=request.cwd), task=request.prompt).text()
+    store = find_store(cwd=request.cwd)  # SessionStart
+    if places.state is not None:
+        prune_sessions(places.state / SESSIONS)
+    return brief(store, changes=True, limit=SESSION_START_LIMIT).text()
+
+
+def client_output(event: str, text: str) -> str:
+    """Claude Code's documented JSON for adding context (``additionalContext``)."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+# --- the session state ------------------------------------------------------------------------
+
+
+def session_file(state: Path, session: str) -> Path:
+    safe = _UNSAFE.sub("_", session)[:64] or "no-session"
+    if safe != session:  # two ids that clean to the same name stay apart
+        safe += "-" + hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return state / SESSIONS / safe
+
+
+def first_time(state: Path, session: str, relative: str) -> bool:
+    """Whether ``relative`` is new to this session; it is recorded as seen."""
+    path = session_file(state, session)
+    line = relative.replace("\n", " ") + "\n"
+    try:
+        seen = path.read_text("utf-8", "replace")
+    except FileNotFoundError:
+        seen = ""
+        path.parent.mkdir(parents=True, exist_ok=True)
+    if line in seen.splitlines(keepends=True):
+        return False
+    if len(seen) + len(line) > SESSION_MAX_BYTES:
+        return False
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8", "surrogateescape"))
+    finally:
+        os.close(fd)
+    return True
+
+
+def prune_sessions(folder: Path) -> None:
+    """Keep the newest SESSIONS_KEPT session files, none older than SESSION_MAX_AGE."""
+    try:
+        entries = [(e.stat().st_mtime, e.path) for e in os.scandir(folder) if e.is_file()]
+    except OSError:
+        return
+    entries.sort(reverse=True)
+    oldest = time.time() - SESSION_MAX_AGE
+    for rank, (mtime, path) in enumerate(entries):
+        if rank >= SESSIONS_KEPT or mtime < oldest:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+# --- the log ---------------------------------------------------------------------------------
+
+
+def mask(text: str, limit: int = 200) -> str:
+    """One line of ``text`` for the log: no control or invisible characters, bounded."""
+    from reliora_git.records.text import remove_invisible
+
+    flat = " ".join(remove_invisible(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def log(state: Path | None, client: str, event: str, message: str) -> None:
+    """Append one line to the hook log; never raises (the hook must not fail)."""
+    if state is None:
+        return
+    path = state / LOG_NAME
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = f"{stamp} {client} {event or '-'}: {mask(message)}\n"
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        if size > LOG_MAX_BYTES:
+            kept = path.read_bytes()[-LOG_MAX_BYTES // 2 :]
+            kept = kept[kept.find(b"\n") + 1 :]
+            tmp = path.with_name(f".{LOG_NAME}.{os.getpid()}.tmp")
+            tmp.write_bytes(kept)
+            os.replace(tmp, path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def log_tail(state: Path | None, lines: int = 5) -> list[str]:
+    if state is None:
+        return []
+    try:
+        data = (state / LOG_NAME).read_bytes()[-16 * 1024 :]
+    except OSError:
+        return []
+    return [mask(line, 300) for line in data.decode("utf-8", "replace").splitlines()[-lines:]]
+
+
+def describe(error: BaseException) -> str:
+    if isinstance(error, HookInputError):
+        return str(error)
+    if isinstance(error, RelioraError):
+        return f"{error.code}: {error}"
+    return f"error {type(error).__name__}: {error}"
