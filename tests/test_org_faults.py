@@ -38,10 +38,10 @@ def commit(repo: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
-def sync(url: str, *args: str) -> subprocess.Popen[str]:
+def sync(url: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [reliora_executable(), "org", "sync", *args],
-        env={**os.environ, "RELIORA_DB_URL": url},
+        env={**os.environ, "RELIORA_DB_URL": url, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -151,3 +151,110 @@ def test_two_syncs_of_one_repository_at_once_leave_one_consistent_state(
     runs = [sync(org_db, "--ref", "main", str(repo)) for _ in range(2)]
     assert [run.wait(timeout=300) for run in runs] == [0, 0]
     assert database_state(org_db) == expected[alpha]
+
+
+# --- killed while its worker processes parse -----------------------------------------------------
+
+
+def children_of(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (from /proc: no tool of the project's involved)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # "pid (comm) state ppid …": comm may hold spaces and parentheses.
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def workers_of(pid: int) -> list[int]:
+    """``pid``'s forked parse workers: children running what it runs (git children do not)."""
+    try:
+        own = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    found = []
+    for child in children_of(pid):
+        try:
+            if Path(f"/proc/{child}/cmdline").read_bytes() == own:
+                found.append(child)
+        except OSError:
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie has exited: it waits only to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def repository_locked(watcher: object) -> bool:
+    (held,) = watcher.execute(  # type: ignore[attr-defined]
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+        "AND objid <> 0 AND pid <> pg_backend_pid()"  # 0: the schema's lock
+    ).fetchone() or (0,)
+    return bool(held)
+
+
+@pytest.mark.parametrize("sent", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_sync_killed_while_its_workers_parse_locks_nothing_and_leaves_no_worker(
+    store: Store, write_record: RecordMaker, repo: Path, org_db: str, sent: signal.Signals
+) -> None:
+    """Killed workers' parent: the next sync completes, and no worker outlives it.
+
+    Workers that inherited the connection's socket used to keep the killed sync's
+    transaction, and its advisory lock, open for ever: the next sync waited for good.
+    """
+    import psycopg
+
+    make_records(write_record, 10, "small")
+    commit(repo, "small")
+    assert sync(org_db, str(repo)).wait(timeout=120) == 0
+    before = database_state(org_db)
+    make_records(write_record, 4000, "large")
+    second = commit(repo, "large")
+
+    workers: list[int] = []
+    running = sync(org_db, str(repo), env={"RELIORA_JOBS": "2"})
+    again: subprocess.Popen[str] | None = None
+    try:
+        locked = False
+        with psycopg.connect(org_db, autocommit=True) as watcher:
+            deadline = time.monotonic() + 120
+            # Kill it inside its transaction, while its workers are alive.
+            while time.monotonic() < deadline and running.poll() is None:
+                workers = workers_of(running.pid)
+                locked = repository_locked(watcher)
+                if workers and locked:
+                    break
+                time.sleep(0.005)
+            running.send_signal(sent)
+        running.wait(timeout=60)
+        assert workers and locked, "the sync ended before its workers and its lock were seen"
+        assert database_state(org_db) == before  # killed inside the transaction
+
+        again = sync(org_db, str(repo))
+        _, err = again.communicate(timeout=180)  # waiting for ever fails here
+        assert again.returncode == 0, err
+        after = database_state(org_db)
+        assert after[0] == second and after[1] == git_state(repo, second)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(alive(pid) for pid in workers):
+            time.sleep(0.05)
+        assert not [pid for pid in workers if alive(pid)], "workers outlived their killed parent"
+    finally:
+        for process in (running, again):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+        for pid in workers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

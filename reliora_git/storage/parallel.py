@@ -12,6 +12,11 @@ only from a process with one thread: forking a process where other threads run
 work runs here, serially, with the same results: the computation is a pure
 function of (locator, text), and results come back in order. ``RELIORA_JOBS``
 sets the number of processes (default: one per core; ``1`` turns this off).
+
+Workers are forked when the pool is made (so a connection opened afterwards is
+not copied into them), close any socket they inherited anyway, and die with
+their parent however it ends: a killed ``org sync`` must not leave a worker
+holding its database session, and with it the repository's lock (issue 23).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import contextlib
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -33,11 +39,64 @@ PER_WORKER_MIN = 1000
 BATCH = 8192
 
 
-def _ignore_interrupt() -> None:
+def _start_worker(parent: int) -> None:
+    """Set up a forked worker: quiet on Ctrl-C, holding no socket, dying with its parent."""
     import signal
 
     # Ctrl-C reaches the whole process group: the parent reports it, workers stay quiet.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _close_inherited_sockets()
+    _die_with(parent)
+
+
+def _close_inherited_sockets() -> None:
+    """Close the sockets a worker inherited (a database connection's, say), without a word.
+
+    A worker that kept a copy of the parent's connection would keep its
+    transaction and locks open after the parent was killed. ``os.close`` sends
+    nothing (a client library's close would tell the server the session ended).
+    The pool talks to workers over pipes, which stay.
+    """
+    import stat
+
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.close(fd)
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when ``parent`` ends, however it ends (SIGKILL, the OOM killer…).
+
+    The kernel sends SIGKILL on the parent's death (PR_SET_PDEATHSIG); a thread
+    watching the parent's pid covers a parent that died before that was set, and
+    a system where it cannot be.
+    """
+    import signal
+    import threading
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="reliora-parent-watch", daemon=True).start()
 
 
 def _compute_all(compute: Compute, pairs: Pairs) -> list[tuple[Any, ...]]:
@@ -88,8 +147,14 @@ def mapper(files: int) -> Iterator[Callable[[PieceFunction, Sequence[Any]], list
     from concurrent.futures.process import BrokenProcessPool
 
     pool = ProcessPoolExecutor(
-        jobs, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_interrupt
+        jobs,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_start_worker,
+        initargs=(os.getpid(),),
     )
+    # Fork the workers now, not at the first piece of work: a caller that opens a
+    # connection after entering (org sync) then has none of them holding a copy of it.
+    pool.submit(int)
     broken = False
 
     def run(function: PieceFunction, items: Sequence[Any]) -> list[Any]:
