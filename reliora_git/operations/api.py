@@ -334,14 +334,19 @@ class Saved:
 
 
 def prepare(store: Store, new: Record) -> Record:
-    """Give ``new`` an id, date, status and author where it has none, then validate it."""
+    """Give ``new`` an id, date, status and author where it has none, then validate it.
+
+    Its fields are made what the store keeps (records/roundtrip.py: ends trimmed).
+    """
     from reliora_git.gitrepo import git
+    from reliora_git.records.roundtrip import normalize
 
     new.id = new.id or new_id(new.title)
     new.created = new.created or _utc_now().date().isoformat()
     new.status = new.status or "active"
     if new.author is None:
         new.author = git.user_name(store.root)
+    normalize(new)
     validate_new(new)
     return new
 
@@ -368,12 +373,21 @@ def record(
     index = index or open_index(store)
     if index.has_id(new.id):
         raise RelioraError(f"an experience with id {new.id!r} already exists", code="exists")
+    if new.supersedes:  # prefixes to full ids, like every command that takes an id
+        from reliora_git.operations.targets import resolve_supersedes
+
+        new.supersedes = resolve_supersedes(index, new.supersedes)
     path = store.experiences / f"{new.id}.md"
     new.locator = store.locator(path)
     text = render_record(new)
-    check_reads_back(text, new.locator)
+    check_reads_back(text, new.locator, new)
     threshold = load_config(store).duplicate_overlap
-    warnings = find_similar(new, index, duplicate_overlap=threshold)
+    # The records it replaces are meant to be like it: no duplicate warning about them.
+    warnings = [
+        warning
+        for warning in find_similar(new, index, duplicate_overlap=threshold)
+        if warning.id not in new.supersedes
+    ]
     for attempt in range(_NAME_ATTEMPTS):
         try:
             write_new(path, text, store)
@@ -386,7 +400,7 @@ def record(
             path = store.experiences / f"{new.id}.md"
             new.locator = store.locator(path)
             text = render_record(new)
-            check_reads_back(text, new.locator)
+            check_reads_back(text, new.locator, new)
     if stage:
         git.stage(store.root, [path])
     return Saved(new, warnings)
@@ -403,13 +417,15 @@ def refuse_secrets(store: Store, new: Record, allowed: Iterable[str] = ()) -> No
         raise SecretFound(findings)
 
 
-def check_reads_back(text: str, locator: str) -> None:
-    """Refuse to save what the store would then skip or call invalid.
+def check_reads_back(text: str, locator: str, intended: Record | None = None) -> None:
+    """Refuse to save what the store would then skip or call invalid, or read otherwise.
 
     The exact bytes about to be written go through the reader ``check`` and
     ``search`` use (size limit, strict UTF-8, parsing, validation): a record that
     saves but never reads back is a lesson the user believes stored and nobody
-    will find (e.g. a 2 MB log pasted as the solution, a line ``<<<<<<< x``).
+    will find (e.g. a 2 MB log pasted as the solution). With ``intended`` (the
+    record rendered, see records/roundtrip.py) every field must read back as it
+    is there: text never moves silently from one field to another.
     """
     from reliora_git.storage.catalog import read_entry
     from reliora_git.storage.values import entry_problems
@@ -422,6 +438,16 @@ def check_reads_back(text: str, locator: str) -> None:
         raise RelioraError(
             f"the experience would not read back as a record: {reason}", code="invalid_record"
         )
+    if intended is not None and entry.record is not None:
+        from reliora_git.records.roundtrip import first_difference
+
+        differs = first_difference(intended, entry.record)
+        if differs is not None:
+            raise RelioraError(
+                f"the field {differs} would not read back as given (a line in it reads as "
+                "record structure); nothing was saved",
+                code="invalid_record",
+            )
 
 
 def _check_event_reads_back(text: str, locator: str) -> None:
@@ -628,44 +654,10 @@ def _report_secrets(index: StoreIndex, report: CheckReport, entropy: bool) -> No
 
 def _report_supersedes(index: StoreIndex, report: CheckReport) -> None:
     """Warn (never block) on ``supersedes`` ids no record has, and on cycles (SPEC.md §11)."""
-    docs = [d for d in index.all_docs if d is not None]
-    known = {doc.id for doc in docs}
-    edges = {doc.id: [old for old in doc.supersedes if old in known] for doc in docs}
-    found: dict[str, list[Problem]] = {}
-    for doc in docs:
-        for old in doc.supersedes:
-            if old == doc.id:
-                message = "supersedes itself"
-            elif old not in known:
-                message = f"supersedes {old!r}, which no record has"
-            else:
-                continue
-            found.setdefault(doc.locator, []).append(Problem("warning", message))
-    for cycle in _cycles(edges):
-        path = " → ".join([*cycle, cycle[0]])
-        for record_id in cycle:
-            locator = next(d.locator for d in docs if d.id == record_id)
-            message = f"is part of a supersedes cycle: {path}"
-            found.setdefault(locator, []).append(Problem("warning", message))
-    report.add_problems(found, index.locators)
+    from reliora_git.search.supersedes import supersedes_problems
 
-
-def _cycles(edges: dict[str, list[str]]) -> list[list[str]]:
-    """Each cycle of the graph once (records that supersede one another), smallest id first."""
-    cycles: set[tuple[str, ...]] = set()
-    budget = 100_000  # paths explored: a hostile store cannot make check run for ever
-    for start in sorted(edges):
-        stack = [(start, [start])]
-        while stack and budget > 0:
-            budget -= 1
-            node, path = stack.pop()
-            for nxt in edges.get(node, []):
-                if nxt == start and len(path) > 1:
-                    low = path.index(min(path))
-                    cycles.add(tuple(path[low:] + path[:low]))
-                elif nxt not in path and nxt > start and len(path) < 64:
-                    stack.append((nxt, [*path, nxt]))
-    return [list(cycle) for cycle in sorted(cycles)]
+    records = ((d.id, d.locator, d.supersedes) for d in index.all_docs if d is not None)
+    report.add_problems(supersedes_problems(records), index.locators)
 
 
 def secret_problem(finding: Finding) -> Problem:

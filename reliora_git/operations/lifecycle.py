@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reliora_git.operations.api import check_reads_back, refuse_secrets, validate_new
-from reliora_git.records.errors import RelioraError
+from reliora_git.operations.targets import Target, find_target
+from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import Record
 from reliora_git.storage.index import StoreIndex, open_index
-from reliora_git.storage.store import Store, read_regular_file, replace_file
+from reliora_git.storage.store import Store, decode_utf8, read_regular_file, replace_file
 
 #: Fields an update replaces when given (Record attribute names).
 REPLACED = (
@@ -96,17 +97,21 @@ def update(
     index: StoreIndex | None = None,
     today: dt.date | None = None,
 ) -> Record:
-    """Change the record ``id_or_prefix`` in place; the record as saved."""
-    from reliora_git.records.parse import parse_record, render_record
+    """Change the record ``id_or_prefix`` in place; the record as saved.
+
+    An invalid record can be repaired this way (SPEC.md §11): it is found by the id
+    its file gives, and saved only when the result is valid.
+    """
+    from reliora_git.records.parse import render_record
+    from reliora_git.records.roundtrip import normalize
 
     if changes.empty():
         raise RelioraError("nothing to change: give at least one field", code="usage")
     index = index or open_index(store)
-    doc = index.inverted.docs[index.resolve(id_or_prefix)]
-    assert doc is not None
-    path = store.root.joinpath(*doc.locator.split("/"))
-    original = read_regular_file(path, doc.locator)
-    record = parse_record(original.decode("utf-8"), doc.locator).record
+    target = find_target(index, id_or_prefix)
+    path = store.root.joinpath(*target.locator.split("/"))
+    original = read_regular_file(path, target.locator)
+    record = _readable(original, target)
     for name, value in changes.replace.items():
         if name not in REPLACED:
             raise RelioraError(f"{name!r} cannot be updated", code="usage")
@@ -119,12 +124,38 @@ def update(
     if changes.status is not None:
         record.status = changes.status
     record.updated = (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+    normalize(record)
     validate_new(record)
     refuse_secrets(store, record)
     text = render_record(record)
-    check_reads_back(text, doc.locator)
+    check_reads_back(text, target.locator, record)
     replace_file(path, original, text, store)
     return record
+
+
+def _readable(original: bytes, target: Target) -> Record:
+    """The record in ``original``, read to be changed field by field.
+
+    A file search skips may still be read well enough: then the update repairs it. What
+    the reader cannot make sense of (broken YAML, a value of the wrong type) would be
+    lost by rewriting the file from its fields, so that is left to ``reliora edit``.
+    """
+    from reliora_git.records.parse import parse_record
+
+    hint = f"; repair it with `reliora edit {target.record_id}`"
+    try:
+        parsed = parse_record(decode_utf8(original, target.locator), target.locator)
+    except RecordError as exc:
+        raise RecordError(f"{exc.message}{hint}", path=exc.path, line=exc.line) from None
+    if not target.valid:
+        errors = [p for p in parsed.problems if p.severity == "error"]
+        if errors:
+            raise RecordError(
+                f"{errors[0].message}{hint}", path=target.locator, line=errors[0].line
+            )
+        # A record without an id is named by its file: that is the id it gets.
+        parsed.record.id = parsed.record.id or target.record_id
+    return parsed.record
 
 
 @dataclass(frozen=True)
@@ -138,11 +169,11 @@ class Editing:
 
 
 def begin_edit(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Editing:
+    """Start editing ``id_or_prefix``: an invalid record too, so that it can be repaired."""
     index = index or open_index(store)
-    doc = index.inverted.docs[index.resolve(id_or_prefix)]
-    assert doc is not None
-    path = store.root.joinpath(*doc.locator.split("/"))
-    return Editing(doc.id, doc.locator, path, read_regular_file(path, doc.locator))
+    target = find_target(index, id_or_prefix)
+    path = store.root.joinpath(*target.locator.split("/"))
+    return Editing(target.record_id, target.locator, path, read_regular_file(path, target.locator))
 
 
 def finish_edit(store: Store, editing: Editing, text: str) -> Record:
@@ -150,14 +181,14 @@ def finish_edit(store: Store, editing: Editing, text: str) -> Record:
     from reliora_git.records.parse import parse_record
 
     record = parse_record(text, editing.locator).record
-    if record.id != editing.record_id:
+    record.locator = editing.locator
+    if record.id and record.id != editing.record_id:
         raise RelioraError(
             f"the id cannot change (it names the file and its feedback): keep "
             f"{editing.record_id!r}",
             code="invalid_record",
         )
-    record.locator = editing.locator
-    validate_new(record)
+    validate_new(record)  # a missing id is named here, with the line to add
     refuse_secrets(store, record)
     check_reads_back(text, editing.locator)
     replace_file(editing.path, editing.original, text, store)

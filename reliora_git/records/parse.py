@@ -27,7 +27,17 @@ _KNOWN_SECTIONS = ", ".join(heading for heading, _, _ in SECTIONS)
 _HEADING_RE = re.compile(r"^##[ \t]+(.+)$")
 _KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_BULLET_RE = re.compile(r"^ {0,3}[-*][ \t]+(.*)$")
+# A bare ``-`` starts an item too (CommonMark: an item may begin with a blank line): the
+# writer starts an item that opens with a code fence that way (see _bullet).
+_BULLET_RE = re.compile(r"^ {0,3}[-*](?:[ \t]+(.*))?$")
+# The writer escapes a body line that the reader would otherwise take for a heading or
+# (inside a list item) for a new item, with one more leading backslash (Markdown shows
+# ``\## x`` as ``## x``); the reader takes one off. Both sides use the same patterns, so
+# any text reads back exactly as it was given (docs/record-format.md).
+_HEADING_LIKE_RE = re.compile(r"\\*##[ \t]")
+_ESCAPED_HEADING_RE = re.compile(r"\\+##[ \t]")
+_ITEM_LIKE_RE = re.compile(r"\\* ?[-*](?:[ \t]|$)")
+_ESCAPED_ITEM_RE = re.compile(r"\\+ ?[-*](?:[ \t]|$)")
 # ``=======`` alone is also a Markdown heading underline, so only the outer markers
 # (and diff3's ``|||||||``) say that a merge conflict was committed.
 _CONFLICT_RE = re.compile(r"^(<{7}|>{7}|\|{7})( |$)", re.MULTILINE)
@@ -266,6 +276,8 @@ def _read_body(body: str, first_line: int, record: Record, problems: list[Proble
             heading = raw.rstrip(" \t#").strip() or raw.strip()
             sections.append((heading, first_line + offset, []))
         else:
+            if fence is None and line[:1] == "\\" and _ESCAPED_HEADING_RE.match(line):
+                line = line[1:]
             sections[-1][2].append(line)
 
     record.preamble = "\n".join(sections[0][2]).strip()
@@ -330,10 +342,13 @@ def split_items(text: str) -> list[str]:
         if bullet:
             if current:
                 items.append(current)
-            current = [bullet.group(1)]
+            current = [bullet.group(1) or ""]
         else:
             # Continuation lines are indented under their bullet when written.
-            current.append(line[2:] if current and line.startswith("  ") else line)
+            line = line[2:] if current and line.startswith("  ") else line
+            if fence is None and line[:1] == "\\" and _ESCAPED_ITEM_RE.match(line):
+                line = line[1:]
+            current.append(line)
     if current:
         items.append(current)
     return [joined for item in items if (joined := "\n".join(item).strip())]
@@ -369,20 +384,115 @@ def render_record(record: Record) -> str:
     meta.update(record.extra_meta)
     front = "".join(yaml_line(k, v) for k, v in meta.items())
 
-    parts = [f"---\n{front}---\n"]
-    if record.preamble:
-        parts.append(record.preamble + "\n")
-    for heading, _json_name, is_list in SECTIONS:
-        attr = _SECTION_ATTRS[heading.lower()][0]
-        value = getattr(record, attr)
+    body = _BodyWriter()
+    body.block("the text before the first heading", record.preamble)
+    for heading, json_name, is_list in SECTIONS:
+        value = getattr(record, _SECTION_ATTRS[heading.lower()][0])
         if not value:
             continue
-        text = "\n".join(_bullet(item) for item in value) if is_list else value.strip()
-        parts.append(f"## {heading}\n{text}\n")
-    parts.extend(f"## {heading}\n{text}\n" for heading, text in record.extra_sections)
-    return "\n".join(parts)
+        body.heading(heading)
+        if is_list:
+            for number, item in enumerate(value, start=1):
+                body.item(f"{json_name} item {number}", item)
+        else:
+            body.block(json_name, value)
+    for heading, text in record.extra_sections:
+        body.heading(heading)
+        body.block(f"section '## {heading}'", text)
+    return "\n".join([f"---\n{front}---\n", *body.parts()])
 
 
-def _bullet(item: str) -> str:
-    lines = item.strip().split("\n")
-    return "\n".join([f"- {lines[0]}", *(f"  {line}" if line else "" for line in lines[1:])])
+class FieldNotWritable(RecordError):
+    """A field whose text the record format cannot hold as given: nothing is saved."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"the field {field} {reason}")
+        self.field = field
+
+
+#: First characters of the lines the writer may have to escape (a cheap test first).
+_ESCAPABLE = frozenset("\\#<>|")
+_ITEM_STARTS = frozenset("\\ -*")
+
+
+class _BodyWriter:
+    """The body of a record, written so that the reader finds in it exactly what was given.
+
+    Lines the reader would take for structure are escaped (see _HEADING_LIKE_RE); a
+    code fence that a field leaves open would swallow every heading after it, so that
+    is refused, naming the field (:class:`FieldNotWritable`), unless nothing follows.
+    The layout is the one records have always had: a blank line before each heading.
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._lines: list[str] = []
+        #: The field whose code fence is still open after its text, and that fence.
+        self._open: tuple[str, str] | None = None
+
+    def heading(self, heading: str) -> None:
+        self._check_closed()
+        self._flush()
+        self._lines.append(f"## {heading}")
+
+    def block(self, field: str, text: str) -> None:
+        """A text field, the text before the first heading, or an unknown section's text."""
+        text = text.strip()
+        if not text:
+            if self._lines:
+                self._lines.append("")  # an unknown section without text keeps its line
+            return
+        self._check_closed()
+        fence: str | None = None
+        for number, line in enumerate(text.split("\n"), start=1):
+            if line[:1] in _ESCAPABLE:
+                if fence is None and _HEADING_LIKE_RE.match(line):
+                    line = "\\" + line
+                elif _CONFLICT_RE.match(line):
+                    # Any such line makes the whole file an unresolved merge (parse_record).
+                    raise FieldNotWritable(
+                        field,
+                        f"would not read back: its line {number} reads as a git conflict "
+                        "marker; indent that line by a space",
+                    )
+            fence = _fence_after(fence, line)
+            self._lines.append(line)
+        self._open = None if fence is None else (field, fence)
+
+    def item(self, field: str, item: str) -> None:
+        """One item of a list field: ``- first line``, the rest indented by two spaces."""
+        self._check_closed()
+        lines = item.strip().split("\n")
+        if _FENCE_RE.match(lines[0]):
+            # The reader sees no fence on a bullet line: the item starts on the next one.
+            self._lines.append("-")
+        else:
+            self._lines.append(f"- {lines[0]}")
+            lines = lines[1:]
+        fence: str | None = None
+        for line in lines:
+            if fence is None and line[:1] in _ITEM_STARTS and _ITEM_LIKE_RE.match(line):
+                line = "\\" + line  # on a line of its own it would start a new item
+            written = f"  {line}" if line else ""
+            fence = _fence_after(fence, written)
+            self._lines.append(written)
+        self._open = None if fence is None else (field, fence)
+
+    def parts(self) -> list[str]:
+        """Each heading with its text (and the text before the first), to join by blank lines."""
+        self._flush()
+        return self._parts
+
+    def _flush(self) -> None:
+        if self._lines:
+            self._parts.append("\n".join(self._lines) + "\n")
+            self._lines = []
+
+    def _check_closed(self) -> None:
+        if self._open is not None:
+            field, fence = self._open
+            raise FieldNotWritable(
+                field,
+                f"opens a code fence ({fence}) that it never closes, so everything after "
+                "it would be read as code; close the fence",
+            )
