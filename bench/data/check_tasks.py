@@ -5,6 +5,7 @@ Usage (from the repository root):
 
     python bench/data/check_tasks.py --corpus ../shared/corpora/til
     python bench/data/check_tasks.py --corpus ../shared/corpora/til --verbose
+    python bench/data/check_tasks.py --corpus ../shared/corpora/til --twins 0.45
 
 Checks that every line is a JSON object with ``id``, ``task``, ``query`` and ``kind``
 (bug, feature, chore or question), that ids are unique and name a record of the corpus
@@ -15,14 +16,17 @@ Then it measures how much of each task leaks the lesson's words: the share of th
 distinct content tokens that occur in the record's title (flagged above 0.5), the same
 for the query, and the share of the title's content tokens the task repeats. Tokens are
 lower-cased letters and digits, common English words dropped, a plain suffix stripped
-(``branches`` and ``branch`` count as one). Exit 0 when all is well, 1 when a line is
-invalid or a task or query is flagged, 2 on a usage error. Only the standard library.
+(``branches`` and ``branch`` count as one). ``--twins 0.45`` lists targets that have a near
+twin in the corpus (the same lesson written twice), which no ranking can tell apart.
+Exit 0 when all is well, 1 when a line is invalid or a task or query is flagged, 2 on a
+usage error. Only the standard library.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import statistics
 import sys
@@ -74,19 +78,52 @@ def front_matter(path: Path) -> dict[str, str]:
     return fields
 
 
-def load_corpus(corpus: Path) -> dict[str, tuple[str, str]]:
-    """Record id -> (title, topic folder) for every record of the corpus."""
-    records: dict[str, tuple[str, str]] = {}
+def load_corpus(corpus: Path) -> dict[str, tuple[str, str, Path]]:
+    """Record id -> (title, topic folder, file) for every record of the corpus."""
+    records: dict[str, tuple[str, str, Path]] = {}
     root = corpus / ".reliora" / "experiences"
     for path in sorted(root.glob("*/*.md")):
         fields = front_matter(path)
         if "id" in fields:
-            records[fields["id"]] = (fields.get("title", ""), path.parent.name)
+            records[fields["id"]] = (fields.get("title", ""), path.parent.name, path)
     return records
 
 
+def neighbours(
+    records: dict[str, tuple[str, str, Path]], wanted: list[str]
+) -> dict[str, tuple[float, str]]:
+    """For each wanted id, the most similar other record (cosine of tf-idf over the whole text).
+
+    A task whose lesson has a near twin in the corpus (the same lesson written twice) cannot
+    tell rankings apart: either record answers it. Reported so that such targets are swapped.
+    """
+    counts: dict[str, dict[str, int]] = {}
+    for rid, (_, _, path) in records.items():
+        bag: dict[str, int] = {}
+        for token in TOKEN.findall(path.read_text(encoding="utf-8").lower()):
+            if len(token) > 2 and token not in STOPWORDS:
+                bag[token] = bag.get(token, 0) + 1
+        counts[rid] = bag
+    frequency = Counter(token for bag in counts.values() for token in bag)
+    total = len(counts)
+    vectors: dict[str, dict[str, float]] = {}
+    for rid, bag in counts.items():
+        weights = {t: (1 + math.log(n)) * math.log(total / frequency[t]) for t, n in bag.items()}
+        norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
+        vectors[rid] = {t: w / norm for t, w in weights.items()}
+    nearest: dict[str, tuple[float, str]] = {}
+    for rid in wanted:
+        mine = vectors[rid]
+        nearest[rid] = max(
+            (sum(w * other.get(t, 0.0) for t, w in mine.items()), oid)
+            for oid, other in vectors.items()
+            if oid != rid
+        )
+    return nearest
+
+
 def check_line(
-    number: int, line: str, seen: set[str], records: dict[str, tuple[str, str]]
+    number: int, line: str, seen: set[str], records: dict[str, tuple[str, str, Path]]
 ) -> tuple[dict[str, str] | None, list[str]]:
     """The task of one line, or None, and the problems found in it."""
     where = f"line {number}"
@@ -136,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=Path, default=here / "brief_tasks.jsonl")
     parser.add_argument("--prompts", type=Path, default=here / "brief_no_task_prompts.txt")
     parser.add_argument("--verbose", action="store_true", help="one line of figures per task")
+    parser.add_argument(
+        "--twins",
+        type=float,
+        metavar="COS",
+        help="also list targets whose most similar other record has at least this cosine",
+    )
     args = parser.parse_args(argv)
     if not (args.corpus / ".reliora" / "experiences").is_dir():
         print(f"error: {args.corpus} has no .reliora/experiences folder", file=sys.stderr)
@@ -193,6 +236,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"median {statistics.median(values):.3f}, max {max(values):.3f}"
             )
         print(f"flagged (task or query share > {FLAG_ABOVE}): {flagged}")
+    if args.twins is not None and tasks:
+        near = neighbours(records, [task["id"] for task in tasks])
+        close = sorted(((cos, rid, oid) for rid, (cos, oid) in near.items()), reverse=True)
+        print(f"most similar other record (cosine >= {args.twins}):")
+        for cos, rid, oid in close:
+            if cos >= args.twins:
+                print(f"  {cos:.2f} {rid} ~ {oid}")
     if args.prompts.is_file():
         problems += check_prompts(args.prompts)
     for problem in problems:
