@@ -10,6 +10,7 @@ import contextlib
 import errno
 import os
 import re
+import shlex
 import stat
 import time
 import unicodedata
@@ -292,10 +293,12 @@ def replace_file(path: Path, expected: bytes, text: str, store: Store) -> None:
     parent = store_folder(store, path.parent)
     locator = store.locator(path)
     lock = parent / f".{path.name}.lock"
+    _refuse_foreign_lock(lock, store)
     _remove_stale_lock(lock)
     try:
         fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     except FileExistsError:
+        _refuse_foreign_lock(lock, store)  # made in between: say so, not "try again"
         raise RelioraError(
             "is being changed by another command; try again", path=locator, code="busy"
         ) from None
@@ -322,6 +325,32 @@ def replace_file(path: Path, expected: bytes, text: str, store: Store) -> None:
         with contextlib.suppress(OSError):
             lock.unlink()
     _fsync_dir(parent)
+
+
+def _refuse_foreign_lock(lock: Path, store: Store) -> None:
+    """A lock path that is not a regular file was not made here, and never goes away.
+
+    A folder or a symbolic link in its place (committed by a pull request, or left by
+    hand) would turn every "try again" into a lie: name it and how to remove it.
+    """
+    try:
+        mode = lock.lstat().st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        what, command = "a folder", "rm -r"
+    elif stat.S_ISLNK(mode):
+        what, command = "a symbolic link", "rm"
+    else:
+        what, command = "not a regular file", "rm"
+    raise RelioraError(
+        f"is {what}, not a lock file reliora made, so the record next to it cannot be "
+        f"changed until it is removed: {command} {shlex.quote(str(lock))}",
+        path=store.locator(lock),
+        code="bad_lock",
+    )
 
 
 def _remove_stale_lock(lock: Path) -> None:

@@ -38,11 +38,16 @@ def init(
 
     with reporting(json_output):
         root = repo.resolve() if repo else git.toplevel(Path.cwd()) or Path.cwd()
-        store, created = init_store(root)
+        updated: list[str] = []  # lines added to an existing store's .gitignore
+        store, created = init_store(root, updated)
         hook = install_hook(root) if hooks else None
         steps = next_steps(store.root, after="init")
         if json_output:
-            document: dict[str, object] = {"store": str(store.path), "created": created}
+            document: dict[str, object] = {
+                "store": str(store.path),
+                "created": created,
+                "updated": updated,
+            }
             if hook is not None:
                 document["hook"] = {"action": hook.action, "message": hook.message}
             document["nextSteps"] = steps
@@ -51,6 +56,8 @@ def init(
         printer = Printer()
         for path in created:
             printer.line(f"created {path}")
+        for note in updated:
+            printer.line(f"updated {note}")
         printer.line(
             f"Store ready at {store.path}" if created else f"{store.path} is already set up"
         )
