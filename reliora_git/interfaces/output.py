@@ -1,7 +1,8 @@
 """Rendering for people (a terminal or a pipe) and for programs (one JSON document).
 
-Record text is untrusted: what reaches a terminal has control characters and
-bidirectional overrides removed; JSON keeps it verbatim (json escapes it).
+Record text is untrusted: what reaches a terminal has control characters,
+bidirectional overrides and invisible characters (records/text.py) removed;
+JSON keeps it verbatim (json escapes it), except review's (interfaces/review.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import FeedbackEvent, FeedbackSummary, Record
+from reliora_git.records.text import remove_invisible
 from reliora_git.search.duplicates import SimilarityWarning
 from reliora_git.search.rank import FIELDS, Hit
 
@@ -23,9 +25,6 @@ if TYPE_CHECKING:
     from reliora_git.operations.history import Freshness, History
     from reliora_git.org.search import OrgResult
 
-# C0 and C1 controls except tab and newline, DEL, and the bidi marks, embeddings,
-# overrides and isolates (the "Trojan Source" characters, U+061C included).
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Lone surrogates come from file names that are not UTF-8 (os.fsdecode's surrogateescape);
 # they cannot be encoded for a terminal, so they are shown as U+FFFD.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -36,8 +35,9 @@ _LEVEL_COLOUR = {"strong": "green", "moderate": "yellow", "weak": "dim"}
 
 
 def clean(text: str) -> str:
-    """``text`` safe for a terminal: no escape sequences, no direction overrides."""
-    return _SURROGATE.sub("\ufffd", _UNSAFE.sub("", text))
+    """``text`` safe for a terminal: no escape sequences, no direction overrides, nothing
+    invisible (tag characters, zero-width characters, soft hyphens…: records/text.py)."""
+    return _SURROGATE.sub("\ufffd", remove_invisible(text))
 
 
 def one_line(text: str) -> str:

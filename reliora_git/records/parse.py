@@ -9,6 +9,7 @@ mapping) raises :class:`RecordError`.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ import yaml
 
 from reliora_git.records.errors import RecordError
 from reliora_git.records.model import SECTIONS, Problem, Record
+from reliora_git.records.text import describe_invisible, escape_invisible, has_invisible
 
 _KNOWN_SECTIONS = ", ".join(heading for heading, _, _ in SECTIONS)
 
@@ -93,7 +95,8 @@ def parse_record(text: str, locator: str = "") -> ParsedRecord:
     record = Record(locator=locator)
     key_lines = _key_lines(text, body_line)
     _read_meta(meta, record, problems, key_lines)
-    _read_body(body, body_line, record, problems)
+    headings = _read_body(body, body_line, record, problems)
+    problems.extend(invisible_text_problems(meta, key_lines, body, body_line, headings, locator))
     return ParsedRecord(record, problems, key_lines)
 
 
@@ -265,7 +268,10 @@ def _yaml_type(value: Any) -> str:
     return "a date"
 
 
-def _read_body(body: str, first_line: int, record: Record, problems: list[Problem]) -> None:
+def _read_body(
+    body: str, first_line: int, record: Record, problems: list[Problem]
+) -> list[tuple[str, int]]:
+    """Fill ``record``'s sections from ``body``; return each heading with its line in the file."""
     sections: list[tuple[str, int, list[str]]] = [("", first_line, [])]
     fence: str | None = None
     for offset, line in enumerate(body.split("\n")):
@@ -316,6 +322,72 @@ def _read_body(body: str, first_line: int, record: Record, problems: list[Proble
         problems.append(
             Problem("warning", f"… and {unknown - _MAX_UNKNOWN_WARNINGS} more unknown sections")
         )
+    return [(heading, line_no) for heading, line_no, _ in sections[1:]]
+
+
+def invisible_text_problems(
+    meta: dict[str, Any],
+    key_lines: dict[str, int],
+    body: str,
+    body_line: int,
+    headings: list[tuple[str, int]],
+    locator: str = "",
+) -> list[Problem]:
+    """A warning per field holding invisible characters (records/text.py), naming its line.
+
+    Front matter is judged as YAML reads it (``"\\U000E0049"`` is an escape for a tag
+    character), the body line by line as written. Linear: one character-class search
+    per string and per body line, at most ``_MAX_UNKNOWN_WARNINGS`` warnings.
+    """
+    found: list[Problem] = []
+
+    def warn(where: str, text: str, line: int | None) -> None:
+        if len(found) < _MAX_UNKNOWN_WARNINGS:
+            message = (
+                f"{where} holds {describe_invisible(text)}, which people do not see "
+                "but agents read: remove them"
+            )
+            found.append(Problem("warning", message, line))
+
+    if has_invisible(locator):
+        warn("the file name", locator, None)
+    for key, value in meta.items():
+        text = "\n".join(_strings_in(key, value))
+        if has_invisible(text):
+            warn(f"front matter '{escape_invisible(str(key))}'", text, key_lines.get(str(key)))
+    if not has_invisible(body):
+        return found
+    starts = [line for _, line in headings]
+    # Section (-1: the text before the first heading) → its first line holding any, and them.
+    by_section: dict[int, tuple[int, list[str]]] = {}
+    for offset, line in enumerate(body.split("\n")):
+        if has_invisible(line):
+            number = body_line + offset
+            section = bisect.bisect_right(starts, number) - 1
+            by_section.setdefault(section, (number, []))[1].append(line)
+    for section, (number, lines) in by_section.items():
+        if section < 0:
+            where = "the text before the first heading"
+        else:
+            where = f"section '## {escape_invisible(headings[section][0])}'"
+        warn(where, "\n".join(lines), number)
+    return found
+
+
+def _strings_in(key: Any, value: Any) -> list[str]:
+    """Every string in a front-matter entry, keys included (aliases were bounded on reading)."""
+    strings = [key] if isinstance(key, str) else []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            strings.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set)):
+            stack.extend(item)
+    return strings
 
 
 def _fence_after(fence: str | None, line: str) -> str | None:

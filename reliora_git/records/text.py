@@ -1,0 +1,76 @@
+"""Characters a reader does not see (pure): find them, escape them, remove them.
+
+Records arrive in pull requests and are read by people and by agents. Text can
+carry characters that no screen shows but every program reads: Unicode tag
+characters (U+E0000–U+E007F spell ASCII invisibly: "Fix flaky tests" followed
+by an instruction to an agent reads as "Fix flaky tests"), zero-width spaces
+and joiners, U+2060, U+FEFF, soft hyphens, bidirectional controls, variation
+selectors (which can also carry bytes), private-use characters, and the
+control characters that move a terminal's cursor. Here they are one set:
+
+* every character of Unicode category Cf (format) and Co (private use),
+* the other default-ignorable code points (U+034F, Hangul fillers, U+17B4–U+17B5,
+  Mongolian variation selectors, U+FE00–U+FE0F, the whole U+E0000–U+E0FFF block:
+  tags, variation selectors supplement, reserved),
+* C0 and C1 control characters and DEL, except tab and newline.
+
+The ranges are written out (not computed from :mod:`unicodedata` when the
+module loads: that walks 1.1 million code points); tests/test_invisible.py
+checks that they cover every Cf and Co character of the running Python.
+Each function is one pass of one character class: linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_RANGES = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f"  # controls (tab and newline are text)
+    "\u00ad"  # soft hyphen
+    "\u034f"  # combining grapheme joiner
+    "\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"  # Arabic, Syriac format characters
+    "\u115f\u1160\u17b4\u17b5\u180b-\u180f"  # Hangul fillers, Khmer, Mongolian selectors
+    "\u200b-\u200f\u202a-\u202e\u2060-\u206f"  # zero width, bidi, word joiner, invisible operators
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"  # filler, variation selectors, BOM, specials
+    "\ue000-\uf8ff"  # private use
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff"  # tags, variation selectors supplement
+    "\U000f0000-\U000ffffd\U00100000-\U0010fffd"  # supplementary private use
+)
+_INVISIBLE = re.compile(f"[{_RANGES}]")
+#: Code points shown in a message about invisible text before "…".
+SHOWN_CODE_POINTS = 3
+
+
+def has_invisible(text: str) -> bool:
+    """Whether ``text`` holds any invisible or control character (tab and newline are fine)."""
+    return _INVISIBLE.search(text) is not None
+
+
+def invisible_characters(text: str) -> list[tuple[int, str]]:
+    """(offset, character) of each invisible or control character in ``text``, in order."""
+    return [(match.start(), match.group()) for match in _INVISIBLE.finditer(text)]
+
+
+def code_point(char: str) -> str:
+    """``U+E0049``: how a character is named in escapes and messages."""
+    return f"U+{ord(char):04X}"
+
+
+def escape_invisible(text: str) -> str:
+    """``text`` with each invisible character written as ``<U+E0049>``, so that readers see it."""
+    return _INVISIBLE.sub(lambda match: f"<{code_point(match.group())}>", text)
+
+
+def remove_invisible(text: str) -> str:
+    """``text`` without its invisible and control characters (tab and newline kept)."""
+    return _INVISIBLE.sub("", text)
+
+
+def describe_invisible(text: str) -> str:
+    """``3 invisible characters (U+E0049, U+E0067, U+200B)``: what a warning says of ``text``."""
+    found = invisible_characters(text)
+    names = [code_point(char) for _, char in found[:SHOWN_CODE_POINTS]]
+    more = ", …" if len(found) > SHOWN_CODE_POINTS else ""
+    plural = "s" if len(found) != 1 else ""
+    return f"{len(found)} invisible character{plural} ({', '.join(names)}{more})"
