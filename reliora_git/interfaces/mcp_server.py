@@ -310,6 +310,9 @@ def search_tool(
     )
     shown = limit or load_config(store).search_limit
     notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
+    truncated = result.query.truncation_note()
+    if truncated:
+        notes.append(truncated)
     document = result.document(shown, result.shown_freshness(store, shown))
     return Reply(document, notes)
 

@@ -124,7 +124,8 @@ def search_document(
 ) -> dict[str, Any]:
     """The ``search --json`` document; ``suggestions`` only when a query token matched nothing.
 
-    ``warnings`` (a store folder that is a symbolic link, not read) only when there are any.
+    ``warnings`` (a store folder that is a symbolic link, not read) only when there are any;
+    ``truncatedTokens`` only when the query had more unique tokens than are searched.
     """
     shown = hits if limit is None else hits[:limit]
     document: dict[str, Any] = {
@@ -138,6 +139,9 @@ def search_document(
             hit_to_json(i, hit, superseded_by, freshness) for i, hit in enumerate(shown, start=1)
         ],
     }
+    if query.truncated_tokens:
+        # Only when the query was cut (Query.parse): documents of usual queries keep their keys.
+        document["truncatedTokens"] = query.truncated_tokens
     if suggestions:
         document["suggestions"] = suggestions
     if warnings:

@@ -210,12 +210,23 @@ class QueryToken:
         return f" {self.text[:PREFIX_MIN]}"
 
 
+#: A query is searched for its first this-many unique content tokens (first-seen order).
+#: Far more than any task description holds; without a bound a pasted log of 10,000
+#: words scored every token against the store (30 s and 1 GB), locally, in an MCP call
+#: and in ``org search``, whose SQL grows with the tokens. The duplicate query of a
+#: record keeps fewer (duplicates.MAX_QUERY_TOKENS).
+QUERY_TOKEN_CAP = 256
+
+
 @dataclass(frozen=True)
 class Query:
     text: str
     tokens: tuple[QueryToken, ...]
     #: ``" a b c "`` when the query has at least two tokens (stop words kept), else None.
     phrase: str | None
+    #: How many unique content tokens past QUERY_TOKEN_CAP were left out of the search
+    #: (the search document's ``truncatedTokens``).
+    truncated_tokens: int = 0
 
     @classmethod
     def parse(cls, text: str) -> Query:
@@ -225,13 +236,26 @@ class Query:
                 f"the query {text!r} has no searchable words (only stop words or punctuation)",
                 code="empty_query",
             )
+        kept = tokens[:QUERY_TOKEN_CAP]
         sequence = tokenize(text)
+        # The phrase stays whole: the bonus is for the query's exact words in a record.
         phrase = f" {' '.join(sequence)} " if len(sequence) >= 2 else None
-        return cls(text, tuple(QueryToken.of(t) for t in tokens), phrase)
+        dropped = len(tokens) - len(kept)
+        return cls(text, tuple(QueryToken.of(t) for t in kept), phrase, dropped)
 
     @property
     def token_texts(self) -> list[str]:
         return [t.text for t in self.tokens]
+
+    def truncation_note(self) -> str | None:
+        """The line telling people that words were left out (None when none were)."""
+        if not self.truncated_tokens:
+            return None
+        kept = len(self.tokens)
+        return (
+            f"the query has {kept + self.truncated_tokens} distinct words; "
+            f"only the first {kept} were searched"
+        )
 
     @functools.cached_property
     def token_texts_tuple(self) -> tuple[str, ...]:

@@ -59,7 +59,11 @@ def run_org_search(
         if json_output:
             print_json(result.document())
         else:
-            Printer().org_search(result)
+            printer = Printer()
+            note = result.query.truncation_note()  # --json says it as truncatedTokens
+            if note:
+                printer.warn(note)
+            printer.org_search(result)
 
 
 def fast_main(argv: list[str]) -> int | None:

@@ -81,6 +81,9 @@ def run_search(
         if json_output:
             print_json(result.document(shown, freshness))
         else:
+            note = result.query.truncation_note()  # --json says it as truncatedTokens
+            if note:
+                printer.warn(note)
             printer.search(result, shown, freshness)
 
 
