@@ -6,6 +6,7 @@ state is read back with SQL and compared with what git holds at each commit.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -258,3 +259,174 @@ def test_a_sync_killed_while_its_workers_parse_locks_nothing_and_leaves_no_worke
         for pid in workers:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+# --- a busy repository, a hostile one: reported on one line, the others sync -------------------
+
+
+def second_repository(tmp_path: Path, name: str, word: str) -> Path:
+    """Another git repository with a store of three records."""
+    from reliora_git.storage.template import init_store
+
+    other = tmp_path / name
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main", "--template=")
+    created, _ = init_store(other)
+    for n in range(3):
+        (created.experiences / f"{word}-{n}.md").write_text(
+            f'---\nid: {word}-{n}\ntitle: "{word.title()} lesson {n}"\n---\n'
+            "## Problems\n- the queue stalled\n\n## Solution\ndrain it\n",
+            encoding="utf-8",
+        )
+    commit(other, word)
+    return other
+
+
+def synced_ids(url: str, name: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT r.id FROM records r JOIN repos USING (repo_id) "
+            "WHERE repos.name = %s AND r.visible ORDER BY r.id",
+            (name,),
+        ).fetchall()
+    return [rid for (rid,) in rows]
+
+
+def test_a_busy_repository_is_said_on_one_line_waited_for_a_bounded_time_and_the_others_sync(
+    store: Store, write_record: RecordMaker, repo: Path, org_db: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from reliora_git.org.db import LOCK_SPACE
+
+    make_records(write_record, 3, "busy")
+    commit(repo, "busy")
+    other = second_repository(tmp_path, "other", "calm")
+    with psycopg.connect(org_db) as holder:  # another sync, stuck inside its transaction
+        holder.execute("SELECT pg_advisory_xact_lock(%s, hashtext('repo'))", (LOCK_SPACE,))
+        running = sync(org_db, "--wait", "1", str(repo), str(other))
+        try:
+            _, err = running.communicate(timeout=120)  # waiting for ever fails here
+        finally:
+            running.kill()
+        assert running.returncode == 2, err
+        lines = err.splitlines()
+        assert "reliora: repo is busy: another sync is writing it; waiting up to 1 s" in lines
+        assert [line for line in lines if line.startswith("reliora: error:")] == [
+            f"reliora: error: {repo}: repository 'repo' is busy: another sync was still "
+            "writing it after 1 s; nothing was changed, try again later"
+        ]
+        assert "Traceback" not in err
+        assert synced_ids(org_db, "other") == ["calm-0", "calm-1", "calm-2"]
+    # The holder is gone: the repository syncs.
+    again = sync(org_db, "--wait", "1", str(repo), str(other))
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    assert synced_ids(org_db, "repo") == ["busy-0000", "busy-0001", "busy-0002"]
+
+
+def org_search(url: str, cwd: Path, *args: str) -> dict[str, object]:
+    done = subprocess.run(
+        [reliora_executable(), "org", "search", *args, "--json"],
+        cwd=cwd,
+        env={**os.environ, "RELIORA_DB_URL": url},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found: dict[str, object] = json.loads(done.stdout)
+    return found
+
+
+def local_search(cwd: Path, *args: str) -> dict[str, object]:
+    done = subprocess.run(
+        [reliora_executable(), "search", *args, "--json"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found: dict[str, object] = json.loads(done.stdout)
+    return found
+
+
+def test_a_nul_in_a_title_or_tag_syncs_and_searches_as_locally_and_the_next_repository_syncs(
+    store: Store, write_record: RecordMaker, repo: Path, org_db: str, tmp_path: Path
+) -> None:
+    """PostgreSQL text cannot hold U+0000: it is kept escaped and given back as it was."""
+    # YAML double quotes: "\0" is U+0000; "\x01" is the escape's own character.
+    (store.experiences / "nul-title.md").write_text(
+        '---\nid: nul-title\ntitle: "Queue backpressure\\0 stalls \\x01 consumers"\n'
+        'tags: ["queue\\0", "\\x010", "\\x01"]\n---\n'
+        "## Problems\n- backpressure\u0000 stalled the queue\n\n## Solution\nbound it\n",
+        encoding="utf-8",
+    )
+    write_record("plain", "Queue backpressure in workers", tags=["queue"])
+    commit(repo, "nul")
+    check = subprocess.run(
+        [reliora_executable(), "check"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    assert check.returncode == 0, check.stdout + check.stderr  # the local reader accepts it
+    other = second_repository(tmp_path, "other", "after")
+
+    running = sync(org_db, str(repo), str(other))
+    _, err = running.communicate(timeout=120)
+    assert running.returncode == 0, err
+    assert "Traceback" not in err
+    assert synced_ids(org_db, "repo") == ["nul-title", "plain"]
+    assert synced_ids(org_db, "other") == ["after-0", "after-1", "after-2"]
+
+    found = org_search(org_db, repo, "queue backpressure stalls", "--repo", "repo")
+    local = local_search(repo, "queue backpressure stalls")
+    for result in found["results"]:  # type: ignore[attr-defined]
+        assert result.pop("repo") == "repo"
+        result.pop("commit")
+        result.pop("freshness")  # the database keeps no history
+    for result in local["results"]:  # type: ignore[attr-defined]
+        result.pop("freshness")
+    assert found == local
+    titles = {r["id"]: r["title"] for r in found["results"]}  # type: ignore[attr-defined]
+    assert titles["nul-title"] == "Queue backpressure\0 stalls \x01 consumers"
+    tags = {r["id"]: r["tags"] for r in found["results"]}  # type: ignore[attr-defined]
+    assert tags["nul-title"] == ["queue\0", "\x010", "\x01"]
+
+
+def test_a_file_name_that_is_not_utf8_is_left_out_on_one_line_and_the_rest_syncs(
+    store: Store, write_record: RecordMaker, repo: Path, org_db: str, tmp_path: Path
+) -> None:
+    write_record("named-well", "A record with a good name")
+    bad = os.path.join(os.fsencode(store.experiences), b"bad-\xff-name.md")
+    with open(bad, "wb") as handle:
+        handle.write(b"---\nid: bad-name\ntitle: Bad name\n---\n## Problems\n- x\n")
+    commit(repo, "names")
+    other = second_repository(tmp_path, "other", "after")
+
+    for flags in ((), ("--json",)):
+        running = sync(org_db, *flags, str(repo), str(other))
+        out, err = running.communicate(timeout=120)
+        assert running.returncode == 0, err
+        assert "Traceback" not in err
+        warnings = [line for line in err.splitlines() if "not valid UTF-8" in line]
+        assert warnings == [
+            "reliora: warning: repo: .reliora/experiences/bad-\\xff-name.md: "
+            "the file name is not valid UTF-8: left out"
+        ]
+        if flags:
+            document = json.loads(out)
+            assert document["errors"] == []
+            (first, second) = document["repos"]
+            left_out = {
+                "path": ".reliora/experiences/bad-\\xff-name.md",
+                "line": None,
+                "message": "the file name is not valid UTF-8: left out",
+            }
+            assert left_out in first["skipped"]
+            assert second["repo"] == "other"
+    assert synced_ids(org_db, "repo") == ["named-well"]
+    assert synced_ids(org_db, "other") == ["after-0", "after-1", "after-2"]

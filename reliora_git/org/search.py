@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reliora_git.org.pgtext import shown, shown_all
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import FeedbackSummary
 from reliora_git.search.inverted import MAX_SUGGESTIONS, within_distance
@@ -363,8 +364,17 @@ def _hit_of(query: Query, row: Sequence[Any]) -> tuple[Hit, tuple[str, str, list
     """A result row scored again by the one formula (rank.score_masks)."""
     (rid, title, locator, tags, status, confidence, fingerprint, supersedes, superseded_by,
      counts, adjustment, masks, phrase, repo, commit, _total) = row  # fmt: skip
+    # Title and tags as the record holds them (the database keeps U+0000 escaped: pgtext.py).
     doc = IndexedRecord(
-        rid, title, locator, tuple(tags), status, confidence, "", fingerprint, tuple(supersedes)
+        rid,
+        shown(title),
+        locator,
+        tuple(shown_all(tags)),
+        status,
+        confidence,
+        "",
+        fingerprint,
+        tuple(supersedes),
     )
     token_masks = list(masks)
     success, partial, failure, not_applicable, outdated = counts

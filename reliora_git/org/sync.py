@@ -11,11 +11,21 @@ time, as the local index does, and written where it changed.
 Each repository is one transaction, taken under an advisory lock on its name:
 an interrupted sync leaves the state before it, and two syncs of the same
 repository run one after the other, the second against what the first left.
+
+Nothing waits for ever, and one repository never stops the others: the
+session bounds every lock wait (``lock_timeout``, the ``--wait`` seconds) and
+the time it may sit idle inside a transaction; a repository that is busy, or
+that fails in any way, is reported on one line and the run goes on. Worker
+processes are forked before the connection is opened and die with this one
+(storage/parallel.py), so a killed sync's session ends with it and releases
+its lock. Values PostgreSQL text cannot hold (U+0000) are escaped (pgtext.py);
+files whose names are not UTF-8 are reported and left out.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 from reliora_git import __version__
 from reliora_git.gitrepo import git
 from reliora_git.org.db import LOCK_SPACE
+from reliora_git.org.pgtext import shown, stored, stored_all
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.search.rank import IndexedRecord, superseders
 from reliora_git.storage.catalog import choose_id_owners
-from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, GitFiles
+from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, GitFiles, is_store_file
 from reliora_git.storage.store import ScannedFile, Store
 from reliora_git.storage.values import error_value, event_value, feedback_from_values, indexed_value
 
@@ -42,6 +53,13 @@ Parse = Callable[[Compute, list[tuple[str, str]]], list[Any]]
 #: A repository name: what `org search --repo` and `org status` call it.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}")
 _INACTIVE = ("retired", "superseded")
+#: How long a sync waits, by default, for a lock another sync holds (``--wait``).
+DEFAULT_WAIT = 600
+#: The longest a sync's session may sit inside a transaction between statements (reading
+#: and parsing a repository's changed files) before the server ends it: a sync stopped
+#: (SIGSTOP, a hung disk) must not hold a repository's lock for ever either.
+IDLE_IN_TRANSACTION_MS = 15 * 60 * 1000
+_NOT_UTF8 = "the file name is not valid UTF-8: left out"
 
 
 # --- where a store comes from -----------------------------------------------------------------
@@ -56,6 +74,28 @@ class Source:
     ref: str
     commit: str
     files: GitFiles
+    #: Store files whose names are not UTF-8, as shown (``\\xff`` for a byte): left out.
+    bad_names: list[str] = field(default_factory=list)
+    #: What the user gave (PATH or NAME=PATH), to name the repository in errors.
+    given: str = ""
+
+    @property
+    def where(self) -> str:
+        """The folder as text the database and JSON can hold (bytes that are not UTF-8 shown)."""
+        return path_text(str(self.folder))
+
+
+def path_text(path: str) -> str:
+    """A path or file name from the file system or git, with undecodable bytes as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a byte git's or the system's decoding kept as a surrogate
+        return False
+    return True
 
 
 def open_source(given: str, ref: str | None) -> Source:
@@ -84,8 +124,15 @@ def open_source(given: str, ref: str | None) -> Source:
     # Without the trailing slash the folders themselves are listed too, when they are links.
     specs = [EXPERIENCES.rstrip("/"), FEEDBACK.rstrip("/")]
     entries = git.ls_tree(folder, commit, specs)
-    files = GitFiles.of(Store(folder), [(e.path, e.mode, e.blob) for e in entries])
-    return Source(name, folder, chosen, commit, files)
+    usable = [(e.path, e.mode, e.blob) for e in entries if _is_utf8(e.path)]
+    bad_names = [
+        path_text(e.path)
+        for e in entries
+        if not _is_utf8(e.path)
+        and (is_store_file(e.path, EXPERIENCES) or is_store_file(e.path, FEEDBACK))
+    ]
+    files = GitFiles.of(Store(folder), usable)
+    return Source(name, folder, chosen, commit, files, sorted(bad_names), given)
 
 
 def _name_of(path: Path) -> str:
@@ -311,11 +358,38 @@ _RECORD_COLUMNS = (
 )
 
 
-def sync_one(conn: psycopg.Connection[Any], source: Source, parse: Parse, terms: TermIds) -> Synced:
+@dataclass(frozen=True)
+class Waiting:
+    """How long a sync waits for a lock another holds, and whom it tells that it waits."""
+
+    seconds: int = DEFAULT_WAIT
+    #: Called with a repository's name when another sync is writing it (before waiting).
+    on_busy: Callable[[str, int], None] = lambda name, seconds: None
+
+
+def prepare_session(conn: psycopg.Connection[Any], waiting: Waiting) -> None:
+    """Bound every wait of this session: no lock waited for, no transaction held, for ever."""
+    # lock_timeout 0 would mean "no limit": a wait of 0 s is 1 ms.
+    conn.execute(
+        "SELECT set_config('lock_timeout', %s, false), "
+        "set_config('idle_in_transaction_session_timeout', %s, false)",
+        (f"{max(1, waiting.seconds * 1000)}ms", f"{IDLE_IN_TRANSACTION_MS}ms"),
+    )
+    conn.commit()
+
+
+def sync_one(
+    conn: psycopg.Connection[Any],
+    source: Source,
+    parse: Parse,
+    terms: TermIds,
+    waiting: Waiting = Waiting(),
+) -> Synced:
     """Bring the database to ``source``'s store, in one transaction."""
-    report = Synced(source.name, str(source.folder), source.ref, source.commit)
+    report = Synced(source.name, source.where, source.ref, source.commit)
     try:
         with conn.transaction():
+            _lock(conn, source.name, waiting)
             _sync(conn, source, parse, terms, report)
     except BaseException:
         terms.rolled_back()
@@ -324,14 +398,32 @@ def sync_one(conn: psycopg.Connection[Any], source: Source, parse: Parse, terms:
     return report
 
 
+def _lock(conn: psycopg.Connection[Any], name: str, waiting: Waiting) -> None:
+    """Take the repository's lock for this transaction, waiting at most ``waiting.seconds``."""
+    from psycopg import errors
+
+    key = (LOCK_SPACE, name)
+    found = conn.execute("SELECT pg_try_advisory_xact_lock(%s, hashtext(%s))", key).fetchone()
+    if found and found[0]:
+        return
+    waiting.on_busy(name, waiting.seconds)
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", key)  # up to lock_timeout
+    except errors.LockNotAvailable:
+        raise RelioraError(
+            f"repository {name!r} is busy: another sync was still writing it after "
+            f"{waiting.seconds} s; nothing was changed, try again later",
+            code="repository_busy",
+        ) from None
+
+
 def _sync(
     conn: psycopg.Connection[Any], source: Source, parse: Parse, terms: TermIds, report: Synced
 ) -> None:
-    conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_SPACE, source.name))
     conn.execute(
         "INSERT INTO repos (name, source, ref, commit, parser) VALUES (%s, %s, %s, '', '') "
         "ON CONFLICT (name) DO NOTHING",
-        (source.name, str(source.folder), source.ref),
+        (source.name, source.where, source.ref),
     )
     found = conn.execute(
         "SELECT repo_id, commit, parser, records, events, skipped FROM repos WHERE name = %s",
@@ -343,17 +435,20 @@ def _sync(
     if commit == source.commit and parser == __version__:
         report.records, report.events, report.up_to_date = records, events, True
         report.unchanged = len(files.records)
-        report.skipped = [(s["path"], s["line"], s["message"]) for s in skipped]
+        report.skipped = [(shown(s["path"]), s["line"], shown(s["message"])) for s in skipped]
         conn.execute(
             "UPDATE repos SET source = %s, ref = %s, synced_at = now() WHERE repo_id = %s",
-            (str(source.folder), source.ref, repo_id),
+            (source.where, source.ref, repo_id),
         )
         return
     reparse = parser != __version__  # values parsed by another release are parsed again
     rows = _sync_records(conn, repo_id, files, parse, terms, report, reparse)
     event_values = _sync_events(conn, repo_id, files, parse, reparse)
     derived, report.skipped = derive(rows, event_values)
-    report.skipped[:0] = [(e.path or "", None, e.message) for e in files.linked]
+    report.skipped[:0] = [
+        *((e.path or "", None, e.message) for e in files.linked),
+        *((name, None, _NOT_UTF8) for name in source.bad_names),
+    ]
     _write_derived(conn, repo_id, source.name, rows, derived, terms)
     report.records = sum(1 for values in derived.values() if values[0])
     report.events = sum(1 for value in event_values if value[0] == "ok")
@@ -361,13 +456,19 @@ def _sync(
         "UPDATE repos SET source = %s, ref = %s, commit = %s, parser = %s, synced_at = now(), "
         "records = %s, events = %s, skipped = %s::jsonb WHERE repo_id = %s",
         (
-            str(source.folder),
+            source.where,
             source.ref,
             source.commit,
             __version__,
             report.records,
             report.events,
-            json.dumps(report.to_json()["skipped"]),
+            # jsonb cannot hold U+0000 either (not even as \u0000)
+            json.dumps(
+                [
+                    {"path": stored(path), "line": line, "message": stored(message)}
+                    for path, line, message in report.skipped
+                ]
+            ),
             repo_id,
         ),
     )
@@ -395,7 +496,7 @@ def _sync_records(
             blob,
             rec,
             rid,
-            error,
+            shown(error),
             line,
             status,
             tuple(supersedes or ()),
@@ -432,7 +533,10 @@ def _sync_events(
 ) -> list[tuple[Any, ...]]:
     """Delete and insert feedback files as the tree says; every event value after."""
     held = {
-        locator: (blob, (("ok", rid, outcome) if error is None else ("error", error, None)))
+        locator: (
+            blob,
+            (("ok", shown(rid), outcome) if error is None else ("error", shown(error), None)),
+        )
         for locator, blob, rid, outcome, error in conn.execute(
             "SELECT locator, blob, record_id, outcome, error FROM events WHERE repo_id = %s",
             (repo_id,),
@@ -455,9 +559,9 @@ def _sync_events(
         ) as copy:
             for locator, blob, value in fresh:
                 if value[0] == "ok":
-                    copy.write_row((repo_id, locator, blob, value[1], value[2], None))
+                    copy.write_row((repo_id, locator, blob, stored(value[1]), value[2], None))
                 else:
-                    copy.write_row((repo_id, locator, blob, None, None, value[1]))
+                    copy.write_row((repo_id, locator, blob, None, None, stored(value[1])))
     return [*kept.values(), *(value for _, _, value in fresh)]
 
 
@@ -488,14 +592,14 @@ def _write_derived(
         for row in fresh:
             doc = row.doc
             parsed = (
-                (None, row.error, row.error_line, None, None, None, None, None, None)
+                (None, stored(row.error), row.error_line, None, None, None, None, None, None)
                 if doc is None
                 else (
                     doc.id,
                     None,
                     None,
-                    doc.title,
-                    list(doc.tags),
+                    stored(doc.title),
+                    stored_all(doc.tags),
                     doc.status,
                     doc.confidence,
                     doc.text,
@@ -550,12 +654,16 @@ def sync_all(
     givens: Sequence[str],
     ref: str | None,
     on_synced: Callable[[Synced], None] = lambda report: None,
+    waiting: Waiting = Waiting(),
 ) -> SyncRun:
-    """Sync each repository in its own transaction; one that cannot be read does not stop the rest.
+    """Sync each repository in its own transaction; one that fails does not stop the rest.
 
-    A database failure stops the run (the repositories synced before it stay synced).
+    A repository that cannot be read, stays busy past ``waiting.seconds``, or
+    fails in the database is reported in ``failed`` (one line each) and the run
+    goes on, on a new connection when the failure ended the old one. Only a
+    database that cannot be reached or migrated stops the run (the repositories
+    synced before it stay synced).
     """
-    from reliora_git.org.db import migrate, opened
     from reliora_git.storage.parallel import compute_on, mapper
     from reliora_git.storage.progress import progress
 
@@ -581,18 +689,86 @@ def sync_all(
         def parse(compute: Compute, pairs: list[tuple[str, str]]) -> list[Any]:
             return compute_on(pieces, compute, pairs)
 
-        with opened(url) as conn:
-            migrate(conn)
+        conn = _session(url, waiting)
+        try:
             terms = TermIds()
             with progress(total, "syncing records") as done:
                 for source in sources:
-                    report = sync_one(conn, source, parse, terms)
-                    run.synced.append(report)
-                    on_synced(report)
+                    if conn.closed:  # the last failure ended the session
+                        conn = _session(url, waiting)
+                    try:
+                        report = sync_one(conn, source, parse, terms, waiting)
+                    except Exception as error:  # one repository never stops the rest
+                        run.failed.append((source.given or source.name, _sync_error(error)))
+                    else:
+                        run.synced.append(report)
+                        on_synced(report)
                     done(len(source.files.records) + len(source.files.events))
-            if any(not report.up_to_date for report in run.synced):
-                # Ranking reads postings and records from their indexes alone, which needs
-                # the visibility map that VACUUM keeps; autovacuum would get there later.
-                conn.autocommit = True
-                conn.execute("VACUUM (ANALYZE) postings, records, terms")
+            if any(not report.up_to_date for report in run.synced) and not conn.closed:
+                _vacuum(conn)
+        finally:
+            conn.close()
     return run
+
+
+def _session(url: str, waiting: Waiting) -> psycopg.Connection[Any]:
+    """A connection whose waits are bounded (prepare_session), the schema migrated."""
+    import psycopg
+
+    from reliora_git.org.db import connect, database_error, database_url, migrate
+
+    conn = connect(database_url(url))
+    try:
+        prepare_session(conn, waiting)
+        migrate(conn)
+    except psycopg.errors.LockNotAvailable:
+        conn.close()
+        raise RelioraError(
+            f"the database schema is busy: another sync was still migrating it after "
+            f"{waiting.seconds} s; try again later",
+            code="database_busy",
+        ) from None
+    except psycopg.Error as error:
+        conn.close()
+        raise database_error(error) from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _vacuum(conn: psycopg.Connection[Any]) -> None:
+    """Ranking reads postings and records from their indexes alone, which needs the
+    visibility map that VACUUM keeps; autovacuum would get there later."""
+    import psycopg
+
+    from reliora_git.org.db import database_error
+
+    try:
+        conn.autocommit = True
+        conn.execute("VACUUM (ANALYZE) postings, records, terms")
+    except psycopg.Error as error:
+        raise database_error(error) from None
+
+
+def _sync_error(error: Exception) -> RelioraError:
+    """Why one repository did not sync, as one line (it is reported; the run goes on)."""
+    import psycopg
+
+    from reliora_git.org.db import database_error
+
+    if isinstance(error, RelioraError):
+        return error
+    if isinstance(error, psycopg.errors.LockNotAvailable):
+        return RelioraError(
+            "another sync held a lock this one needed for longer than the wait; "
+            "nothing was changed, try again later",
+            code="repository_busy",
+        )
+    if isinstance(error, psycopg.Error):
+        return database_error(error)
+    # Not expected: said in one line with its kind, never a traceback that stops the run.
+    return RelioraError(
+        f"could not sync: {type(error).__name__}: {' '.join(str(error).split())}",
+        code="sync_failed",
+    )

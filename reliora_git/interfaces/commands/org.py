@@ -48,6 +48,16 @@ def sync(
         str | None,
         typer.Option(help="What to read (default: the default branch).", show_default=False),
     ] = None,
+    wait: Annotated[
+        int,
+        typer.Option(
+            "--wait",
+            metavar="SECONDS",
+            min=0,
+            help="How long to wait for another sync of the same repository (or a lock it "
+            "holds) before reporting it busy and going on.",
+        ),
+    ] = 600,
     db: DbOption = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -57,7 +67,8 @@ def sync(
     per repository (an interrupted sync leaves the state before it); files whose
     blob is already in the database are not read again. Invalid records are
     reported and left out; the valid ones sync. A repository that cannot be read
-    is reported and the others still sync (exit 2 at the end).
+    is reported and the others still sync (exit 2 at the end); so is one that
+    another sync keeps busy for longer than --wait.
 
     \b
     Examples:
@@ -65,7 +76,7 @@ def sync(
       RELIORA_DB_URL=postgresql:///reliora reliora org sync billing=/srv/mirrors/b.git
     """
     from reliora_git.org.db import database_url
-    from reliora_git.org.sync import sync_all
+    from reliora_git.org.sync import Waiting, sync_all
 
     with reporting(json_output):
         url = database_url(db)
@@ -81,7 +92,15 @@ def sync(
             if not json_output:
                 printer.line(_synced_line(report))
 
-        run = sync_all(url, repos, ref, said)
+        def busy(name: str, seconds: int) -> None:
+            print(
+                f"reliora: {one_line(name)} is busy: another sync is writing it; "
+                f"waiting up to {seconds} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        run = sync_all(url, repos, ref, said, Waiting(wait, busy))
         for given, error in run.failed:
             print(f"reliora: error: {one_line(given)}: {one_line(error.message)}", file=sys.stderr)
         if json_output:
