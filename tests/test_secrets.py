@@ -87,8 +87,8 @@ def test_each_finding_is_one_line_naming_field_line_and_kind(store: Store, cli: 
     assert done.returncode == 2
     lines = done.stderr.splitlines()
     assert lines[1:] == [
-        f"reliora: error: problems[2], line 1: GitHub Token ({TOKEN[:4]}…{TOKEN[-4:]})",
-        "reliora: error: solution, line 3: AWS Access Key (AKIA…DFGH)",
+        f"reliora: error: problems[2], line 1: GitHub Token (…{TOKEN[-4:]})",
+        "reliora: error: solution, line 3: AWS Access Key (…DFGH)",
     ]
 
 

@@ -25,9 +25,9 @@ anything else in the process imports the real ones. A lazily loaded
 
 from __future__ import annotations
 
-import functools
 import re
 import sys
+import threading
 import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -126,11 +126,16 @@ def kind_slug(kind: str) -> str:
 
 
 def mask(value: str) -> str:
-    """``ghp_…2f1c``: enough to recognise the value, never enough to use it."""
+    """``…2f1c``: the last 4 characters of a value of 12 or more, nothing of a shorter one.
+
+    Never more than 4 characters of a secret in total: with the kind beside it
+    (``GitHub Token``) they are enough to tell which one to rotate, never enough
+    to use or to guess it; a short password shows none.
+    """
     value = value.strip()
     if len(value) < 12:
         return "…"
-    return f"{value[:4]}…{value[-4:]}"
+    return f"…{value[-4:]}"
 
 
 def scan_fields(
@@ -148,33 +153,162 @@ def scan_fields(
             if not line.strip() or _PRAGMA.search(line):
                 continue
             seen: set[tuple[str, str]] = set()
-            for plugin in plugins:
-                for value in _values(plugin, line):
-                    key = (plugin.secret_type, value)
-                    if key in seen or kind_slug(plugin.secret_type) in skip:
-                        continue
-                    seen.add(key)
-                    found.append(Finding(name, number, plugin.secret_type, mask(value)))
+            for hit in _line_hits(plugins, line):
+                key = (hit.kind, hit.value)
+                if key in seen or kind_slug(hit.kind) in skip:
+                    continue
+                seen.add(key)
+                found.append(Finding(name, number, hit.kind, mask(hit.value)))
     return found
 
 
-def _values(plugin: Any, line: str) -> Iterable[str]:
-    """What ``plugin`` finds in ``line`` (its own checks applied), as the whole matched text.
+def redact(text: str, *, entropy: bool = False) -> str:
+    """``text`` with every secret found in it replaced by its mask (:func:`mask`).
 
-    A regex plugin's ``analyze_string`` yields the regex's first group, which for
-    some is only the prefix (``ghp``): too little to mask recognisably.
+    For what is shown rather than judged (``review``'s comment): a line marked
+    ``pragma: allowlist secret`` is redacted too, and no kind is ever allowed —
+    hiding a false positive costs a reader little, printing a real one costs a
+    rotation. Line endings are kept; text without a secret comes back unchanged.
     """
-    for value in plugin.analyze_string(line):
-        whole = next(
-            (
-                match.group(0)
-                for regex in getattr(plugin, "denylist", ())
-                for match in regex.finditer(line)
-                if value in match.group(0)
-            ),
-            value,
-        )
-        yield whole
+    plugins = _plugins(entropy)
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+        hits = _line_hits(plugins, body) if body.strip() else []
+        if not hits:
+            out.append(line)
+            continue
+        cursor = 0
+        for start, end, masked in _merged(hits):
+            out.append(body[cursor:start])
+            out.append(masked)
+            cursor = end
+        out.append(line[cursor:])
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _Hit:
+    """A secret in one line: where it is (to withhold it), what, and its value (to mask it)."""
+
+    start: int
+    end: int
+    kind: str
+    value: str
+
+
+def _merged(hits: Iterable[_Hit]) -> list[tuple[int, int, str]]:
+    """Spans to withhold, overlapping ones joined (then masked as ``…``: whose 4 to show?)."""
+    spans: list[tuple[int, int, str]] = []
+    for hit in sorted(hits, key=lambda hit: (hit.start, -hit.end)):
+        if spans and hit.start < spans[-1][1]:
+            start, end, _ = spans[-1]
+            if hit.end > end:
+                spans[-1] = (start, hit.end, "…")
+            continue
+        spans.append((hit.start, hit.end, mask(hit.value)))
+    return spans
+
+
+#: Plugins whose expression's (first) group is the secret however short: the
+#: password of ``scheme://user:password@``. Elsewhere a short group is a prefix
+#: (``ghp``) and the whole match is the secret.
+_GROUP_IS_SECRET = frozenset({"BasicAuthDetector"})
+#: Trimmed from a whole match: the separators some expressions match around a value.
+_AROUND = " \t\"'=:"
+
+
+def _line_hits(plugins: Sequence[Any], line: str) -> list[_Hit]:
+    """Every secret the plugins find in one line, each with its span.
+
+    Linear in the line: the two plugins whose expressions backtrack (npm's
+    ``//.+/:_authToken=``, quadratic over a line of slashes; JWT's
+    ``eyJ[…]+\\.``, quadratic over ``eyJeyJeyJ…``) are matched by the equivalent
+    linear code below instead (docs/security.md, bench/secrets.py).
+    """
+    hits: list[_Hit] = []
+    for plugin in plugins:
+        kind = plugin.secret_type
+        name = type(plugin).__name__
+        if name == "NpmDetector":
+            hits.extend(_Hit(start, end, kind, line[start:end]) for start, end in _npm_spans(line))
+        elif name == "JwtTokenDetector":
+            hits.extend(
+                _Hit(start, end, kind, line[start:end])
+                for start, end in _jwt_spans(line)
+                if plugin.is_formally_valid(line[start:end])
+            )
+        elif hasattr(plugin, "denylist"):
+            for regex in plugin.denylist:
+                hits.extend(_match_hit(name, kind, match) for match in regex.finditer(line))
+        else:  # the entropy plugins: values, found where they are
+            for value in dict.fromkeys(plugin.analyze_string(line)):
+                start = line.find(value)
+                while value and start != -1:
+                    hits.append(_Hit(start, start + len(value), kind, value))
+                    start = line.find(value, start + len(value))
+    return hits
+
+
+def _match_hit(plugin_name: str, kind: str, match: re.Match[str]) -> _Hit:
+    groups = [n for n in range(1, (match.re.groups or 0) + 1) if match.group(n)]
+    if groups:
+        longest = max(groups, key=lambda n: len(match.group(n)))
+        if plugin_name in _GROUP_IS_SECRET or len(match.group(longest)) >= 8:
+            return _Hit(match.start(longest), match.end(longest), kind, match.group(longest))
+    start, end = match.span()
+    text = match.string
+    while start < end and text[start] in _AROUND:
+        start += 1
+    while end > start and text[end - 1] in _AROUND:
+        end -= 1
+    return _Hit(start, end, kind, text[start:end])
+
+
+#: npm's ``\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*`` without its
+#: leading ``//.+``: that part is checked by position (a ``//`` ending before the match).
+_NPM_TOKEN = re.compile(r"/:_authToken=\s*(npm_.+|[A-Fa-f0-9-]{36})")
+#: JWT's ``eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?…*?``, found run by run (below).
+_JWT_RUN = re.compile(r"[A-Za-z0-9_=-]+")
+
+
+def _npm_spans(line: str) -> Iterable[tuple[int, int]]:
+    """Where npm's expression finds a token, in linear time.
+
+    ``//.+/:_authToken=`` holds where some ``//`` ends at least one character before
+    the ``/`` of ``/:_authToken=``: the first ``//`` is the best candidate.
+    """
+    slashes = line.find("//")
+    if slashes == -1:
+        return
+    for match in _NPM_TOKEN.finditer(line, slashes + 3):
+        yield match.span(1)
+
+
+def _jwt_spans(line: str) -> Iterable[tuple[int, int]]:
+    """Where JWT's expression matches, in linear time.
+
+    Its first ``[…]+`` runs to the end of a run of those characters (``.`` is not
+    one of them), so only the first ``eyJ`` of a run can start a match — later
+    ones fail the same way — and a match is: that ``eyJ`` with at least one
+    character after it in its run, ``.``, the next run, and one more ``.`` if
+    there is one (the expression's greedy ``\\.?``; its lazy tail takes nothing).
+    """
+    position = 0
+    while True:
+        run = _JWT_RUN.search(line, position)
+        if run is None:
+            return
+        position = run.end()
+        start = line.find("eyJ", run.start(), run.end())
+        if start == -1 or start + 3 >= run.end() or line[run.end() : run.end() + 1] != ".":
+            continue
+        second = _JWT_RUN.match(line, run.end() + 1)
+        if second is None:
+            continue
+        end = second.end() + (1 if line[second.end() : second.end() + 1] == "." else 0)
+        yield start, end
+        position = end
 
 
 def record_fields(data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -194,11 +328,26 @@ def record_fields(data: dict[str, Any]) -> list[tuple[str, str]]:
     return fields
 
 
-@functools.lru_cache(maxsize=2)
+#: The plugin instances, by ``entropy``; filled under :data:`_LOADING`.
+_LOADED: dict[bool, tuple[Any, ...]] = {}
+#: One thread loads the plugins at a time: :func:`_import_plugins` places and
+#: removes modules in ``sys.modules``, and two first scans at once (parallel MCP
+#: tool calls) saw each other's half-imported package (``KeyError``).
+_LOADING = threading.Lock()
+
+
 def _plugins(entropy: bool) -> tuple[Any, ...]:
-    chosen = _PLUGINS + (_ENTROPY_PLUGINS if entropy else ())
-    modules = _import_plugins(sorted({module for module, _ in chosen}))
-    return tuple(getattr(modules[module], name)() for module, name in chosen)
+    loaded = _LOADED.get(entropy)
+    if loaded is not None:
+        return loaded
+    with _LOADING:
+        loaded = _LOADED.get(entropy)
+        if loaded is None:
+            chosen = _PLUGINS + (_ENTROPY_PLUGINS if entropy else ())
+            modules = _import_plugins(sorted({module for module, _ in chosen}))
+            loaded = tuple(getattr(modules[module], name)() for module, name in chosen)
+            _LOADED[entropy] = loaded
+        return loaded
 
 
 def _import_plugins(names: list[str]) -> dict[str, Any]:
