@@ -305,3 +305,20 @@ def test_a_session_id_never_escapes_the_sessions_folder(
 def test_hook_help_goes_through_typer(tmp_path: Path) -> None:
     done = Cli(tmp_path)("hook", "--help")
     assert done.returncode == 0 and "Example" in done.stdout
+
+
+def test_warming_builds_the_store_index_for_the_next_hook(
+    lessons: Store, cli: Cli, repo: Path
+) -> None:
+    cache = Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "reliora-cache"
+    if cache.exists():
+        import shutil
+
+        shutil.rmtree(cache)
+    state = cache.parent / "reliora"
+    state.mkdir(exist_ok=True)
+    (state / "warming").write_text("")  # the lock a hook that gave up takes
+    done = cli("hook", "--warm", str(repo))
+    assert (done.returncode, done.stdout) == (0, "")
+    assert cache.is_dir() and any(cache.iterdir())
+    assert not (state / "warming").exists()

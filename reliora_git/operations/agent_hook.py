@@ -50,6 +50,8 @@ SESSION_MAX_BYTES = 256 * 1024
 #: Session files kept: the newest this many, none older than SESSION_MAX_AGE seconds.
 SESSIONS_KEPT = 200
 SESSION_MAX_AGE = 14 * 24 * 3600
+WARM_LOCK = "warming"
+WARM_LOCK_AGE = 600
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -142,9 +144,7 @@ def repo_relative(file: str, cwd: Path, top: Path | None) -> str | None:
 
 def answer(request: HookRequest, places: GitPlaces) -> str:
     """The brief text for ``request`` ("" for nothing); RelioraError for a store problem."""
-    from reliora_git.operations.brief import brief
-    from reliora_git.storage.store import find_store
-
+    relative: str | None = None
     if request.event == "PreToolUse":
         if request.tool not in FILE_TOOLS or not request.file:
             return ""
@@ -152,7 +152,13 @@ def answer(request: HookRequest, places: GitPlaces) -> str:
         if relative is None or relative == ".reliora" or relative.startswith(".reliora/"):
             return ""
         if places.state is not None and not first_time(places.state, request.session, relative):
-            return ""
+            return ""  # answered before the brief's modules are even imported
+    # Imported here: a file already briefed in this session needs none of it.
+    from reliora_git.operations.brief import brief
+    from reliora_git.storage.store import find_store
+
+    if request.event == "PreToolUse":
+        assert relative is not None
         return brief(find_store(cwd=request.cwd), files=[relative]).text()
     if request.event == "UserPromptSubmit":
         if not request.prompt.strip():
@@ -162,6 +168,60 @@ def answer(request: HookRequest, places: GitPlaces) -> str:
     if places.state is not None:
         prune_sessions(places.state / SESSIONS)
     return brief(store, changes=True, limit=SESSION_START_LIMIT).text()
+
+
+def start_warming(state: Path | None, cwd: Path) -> bool:
+    """Build the store index in a detached process, so that the next hook is fast.
+
+    A hook that gave up at its deadline is often the first one after a clone or
+    a large pull, reading every record: its work is lost when it exits, and the
+    next hook would give up the same way. One warming process at a time (a lock
+    file, taken over after WARM_LOCK_AGE seconds).
+    """
+    import subprocess
+    import sys
+
+    if state is None:
+        return False
+    lock = state / WARM_LOCK
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            if time.time() - lock.stat().st_mtime > WARM_LOCK_AGE:
+                lock.unlink()
+        os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:
+        return False  # another one is at it
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "reliora_git", "hook", "--warm", os.fspath(cwd)],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        with contextlib.suppress(OSError):
+            lock.unlink()
+        return False
+    return True
+
+
+def warm(cwd: Path) -> None:
+    """Open (and so build and save) the store index of the store at ``cwd``; release the lock."""
+    from reliora_git.storage.index import open_index
+    from reliora_git.storage.store import find_store
+
+    places = git_places(cwd)
+    try:
+        open_index(find_store(cwd=cwd))
+    except Exception as error:  # a background process: the log is the only place to say it
+        log(places.state, "warm", "", describe(error))
+    finally:
+        if places.state is not None:
+            with contextlib.suppress(OSError):
+                (places.state / WARM_LOCK).unlink()
 
 
 def client_output(event: str, text: str) -> str:

@@ -45,6 +45,7 @@ class _Work:
     def __init__(self) -> None:
         self.output = ""
         self.state: Path | None = None
+        self.cwd: Path | None = None
         self.event = ""
 
 
@@ -70,7 +71,7 @@ def run_hook(client: str = "claude-code") -> int:
             except agent_hook.HookInputError:
                 work.state = agent_hook.git_places(Path.cwd()).state
                 raise
-            work.event = request.event
+            work.event, work.cwd = request.event, request.cwd
             places = agent_hook.git_places(request.cwd)
             work.state = places.state
             if client not in HOOK_CLIENTS:
@@ -87,7 +88,9 @@ def run_hook(client: str = "claude-code") -> int:
     thread.join(limit)
     if thread.is_alive():
         state = work.state or agent_hook.git_places(Path.cwd()).state
-        agent_hook.log(state, client, work.event, f"gave up after {limit:g} s (a slow store?)")
+        warming = agent_hook.start_warming(state, work.cwd or Path.cwd())
+        note = "; building the store index in the background" if warming else ""
+        agent_hook.log(state, client, work.event, f"gave up after {limit:g} s{note}")
         os._exit(0)  # the worker may be inside git or a file read: do not wait for it
     if work.output:
         try:
@@ -101,6 +104,11 @@ def run_hook(client: str = "claude-code") -> int:
 def fast_main(argv: list[str]) -> int | None:
     """``reliora hook``, ``--client NAME`` or ``--client=NAME``: its exit code; else None."""
     args = argv[1:]
+    if len(args) == 2 and args[0] == "--warm":  # started by a hook that gave up (see above)
+        from reliora_git.operations.agent_hook import warm
+
+        warm(Path(args[1]))
+        return 0
     if not args:
         return run_hook()
     if len(args) == 2 and args[0] == "--client" and not args[1].startswith("-"):
