@@ -430,3 +430,36 @@ def test_a_file_name_that_is_not_utf8_is_left_out_on_one_line_and_the_rest_syncs
             assert second["repo"] == "other"
     assert synced_ids(org_db, "repo") == ["named-well"]
     assert synced_ids(org_db, "other") == ["after-0", "after-1", "after-2"]
+
+
+def test_a_blob_over_the_size_limit_is_reported_never_read_and_the_rest_syncs(
+    store: Store, write_record: RecordMaker, repo: Path, org_db: str
+) -> None:
+    from reliora_git.storage.store import MAX_RECORD_BYTES
+
+    write_record("small-one", "A small record about queues")
+    start = "---\nid: huge\ntitle: Huge\n---\n## Problems\n- "
+    text = start + "x" * (MAX_RECORD_BYTES - len(start)) + "\n"  # one byte over the limit
+    (store.experiences / "huge.md").write_text(text, encoding="utf-8")
+    commit(repo, "huge")
+    blob = git(repo, "rev-parse", "HEAD:.reliora/experiences/huge.md").strip()
+    assert int(git(repo, "cat-file", "-s", blob)) == MAX_RECORD_BYTES + 1  # just over
+    # Keep only the start of the loose object: its header (type, size) still reads, its
+    # content cannot. A sync that asked git for the content would fail on it.
+    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
+    data = loose.read_bytes()
+    loose.chmod(0o644)
+    loose.write_bytes(data[:64])
+    assert int(git(repo, "cat-file", "-s", blob)) == MAX_RECORD_BYTES + 1
+    unreadable = subprocess.run(
+        ["git", "cat-file", "blob", blob], cwd=repo, capture_output=True, check=False
+    )
+    assert unreadable.returncode != 0
+
+    running = sync(org_db, str(repo))
+    _, err = running.communicate(timeout=120)
+    assert running.returncode == 0, err
+    assert err.splitlines() == [
+        "reliora: warning: repo: .reliora/experiences/huge.md: is larger than 1024 KiB"
+    ]
+    assert synced_ids(org_db, "repo") == ["small-one"]

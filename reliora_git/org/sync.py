@@ -713,11 +713,11 @@ def sync_all(
 
 def _session(url: str, waiting: Waiting) -> psycopg.Connection[Any]:
     """A connection whose waits are bounded (prepare_session), the schema migrated."""
-    import psycopg
-
     from reliora_git.org.db import connect, database_error, database_url, migrate
 
     conn = connect(database_url(url))
+    import psycopg  # connect() has said what to install when it is missing
+
     try:
         prepare_session(conn, waiting)
         migrate(conn)
