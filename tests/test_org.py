@@ -364,3 +364,20 @@ def test_without_psycopg_every_org_command_says_what_to_install(
         assert done.stderr.strip().splitlines() == [
             "reliora: error: the org commands need psycopg 3: pip install 'reliora-git[org]'"
         ], args
+
+
+def test_org_search_with_a_thousand_distinct_words_gives_the_local_document(
+    varied: Path, cli: Cli, org_db: str
+) -> None:
+    """Query tokens are capped as locally (Query.parse), so the statement stays small.
+
+    Unbounded, 832 words made more columns than PostgreSQL allows in one select list.
+    """
+    synced = org_json(cli, org_db, "sync", str(varied))
+    assert synced["errors"] == []
+    words = "pytest timeouts " + " ".join(f"w{n}x" for n in range(1000))
+    local = local_document(cli, words)
+    remote = org_json(cli, org_db, "search", words)
+    assert remote["results"], "the first words match records"
+    assert remote["truncatedTokens"] == 1002 - 256  # pytest, timeouts and 1,000 more
+    assert without_place(remote) == without_place(local)
