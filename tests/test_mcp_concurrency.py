@@ -5,14 +5,24 @@ one kept store index (index.LiveIndex). These tests drive the real server with t
 MCP SDK's own client: many calls of every tool at once while the store changes under
 them (records added by the calls themselves and by hand between rounds, so the kept
 index is replaced while other calls still read it).
+
+A client that cancels a call or goes away must not leave the server computing for
+nobody. The SDK's client kills a server that outlives it, which would hide that, so
+those tests speak JSON-RPC to the server themselves.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pty
+import queue
 import random
+import subprocess
+import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 import pytest
@@ -24,8 +34,8 @@ from mcp.types import CallToolResult
 
 import reliora_git
 from reliora_git.storage.store import Store
-from tests.conftest import RecordMaker, git
-from tests.test_mcp import reliora_mcp
+from tests.conftest import RecordMaker, git, reliora_executable
+from tests.test_mcp import reliora_mcp, server_environment
 
 ROUNDS = 10
 CALLS_PER_ROUND = 100
@@ -202,3 +212,139 @@ def test_a_hundred_parallel_calls_of_every_tool_while_the_store_changes(
     assert len(set(recorded)) == len(recorded)
     events = list(store.feedback.rglob("*.md"))
     assert len(events) == ROUNDS * MIX["feedback"]
+
+
+# --- a client that goes away ------------------------------------------------------------------
+
+#: A hang bound, not a timing assertion: a server that computes on for nobody fails here
+#: instead of hanging CI. Work on the generated store, done to the end, takes longer.
+HANG_BOUND_SECONDS = 120
+#: Records in the generated store: the first call parses them all (a cold start), seconds
+#: of work, one checkpoint per record (records/stopping.py).
+GENERATED_RECORDS = 6_000
+#: A record saved only when the slow call runs to its end.
+LATE_RECORD = {
+    "title": "Saved only after reading the whole store",
+    "task": "Show that a call whose client left never finishes",
+    "solution": "Stop at the next record",
+}
+
+
+def generated_store(store: Store) -> None:
+    words = " ".join(f"word{k}" for k in range(300))  # about 2 KB to tokenize in each
+    for n in range(GENERATED_RECORDS):
+        (store.experiences / f"generated-{n:05d}.md").write_text(
+            f"---\nid: generated-{n:05d}\ntitle: Generated lesson {n}\n---\n"
+            f"## Problems\n- problem {n} of the worker pool\n\n## Solution\nfix {n} {words}\n",
+            encoding="utf-8",
+        )
+
+
+class RawClient:
+    """JSON-RPC over the server's stdin/stdout, one message a line (the stdio transport)."""
+
+    def __init__(self, repo: Path) -> None:
+        # stderr is a terminal: a cold start then writes its segment in steps of 1,024
+        # records (progress.py), so wait_until_reading sees the work begin early.
+        terminal, stderr = pty.openpty()
+        self.process = subprocess.Popen(
+            [reliora_executable(), "mcp"],
+            cwd=repo,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env={**server_environment(), **package_path()},
+        )
+        os.close(stderr)
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.stderr = b""
+        assert self.process.stdout is not None
+        threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
+        threading.Thread(target=self._drain, args=(terminal,), daemon=True).start()
+        self.request(
+            0,
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        )
+        assert "result" in self.answer(0)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _read(self, stdout: IO[bytes]) -> None:
+        for line in stdout:
+            self.lines.put(line)
+
+    def _drain(self, terminal: int) -> None:
+        with contextlib.suppress(OSError):  # EIO once the server has exited
+            while chunk := os.read(terminal, 4096):
+                self.stderr += chunk
+        os.close(terminal)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def request(self, id: int, method: str, params: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+
+    def answer(self, id: int) -> dict[str, Any]:
+        while True:
+            message: dict[str, Any] = json.loads(self.lines.get(timeout=HANG_BOUND_SECONDS))
+            if message.get("id") == id:
+                return message
+
+    def exit_code_after_closing(self) -> int:
+        """Close stdin (the client is gone) and wait for the server to exit."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            return self.process.wait(timeout=HANG_BOUND_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError("the server computed on after its client had gone") from None
+
+
+def wait_until_reading(repo: Path, client: RawClient) -> None:
+    """Until the slow call is provably under way: its first segment of parsed records exists.
+
+    (A segment is written batch by batch while a cold start parses the store.)
+    """
+    cache = repo / ".git" / "reliora-cache"
+    for _ in range(HANG_BOUND_SECONDS * 20):
+        if any(cache.glob(".*.seg.*.tmp")) or any(cache.glob("*.seg")):
+            return
+        assert client.process.poll() is None, client.stderr
+        threading.Event().wait(0.05)
+    raise AssertionError("the slow call never started reading the store")
+
+
+@pytest.mark.parametrize("how", ["closes the connection", "cancels the call"])
+def test_a_call_whose_client_has_gone_stops(store: Store, repo: Path, how: str) -> None:
+    generated_store(store)
+    client = RawClient(repo)
+    client.request(1, "tools/call", {"name": "record", "arguments": LATE_RECORD})
+    wait_until_reading(repo, client)
+    if how == "cancels the call":
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 1, "reason": "the user pressed Esc"},
+            }
+        )
+        # The server still serves; the cancelled call gets no answer.
+        client.request(2, "tools/list", {})
+        assert {t["name"] for t in client.answer(2)["result"]["tools"]} >= {"record"}
+    assert client.exit_code_after_closing() == 0
+    # Had the call run on to its end, it would have saved the record.
+    saved = [
+        p.name for p in store.experiences.iterdir() if not p.name.startswith(("generated-", "."))
+    ]
+    assert saved == []
+    # Nothing is left locked or half written by the stopped call.
+    assert not [p for p in store.path.rglob("*") if p.name.endswith((".lock", ".tmp"))]

@@ -34,7 +34,8 @@ SEARCH = (
     "(scoreBreakdown), the query tokens each result matched, its confidence, status and "
     "feedback counts. " + MATCH_LEVELS + " Before acting on a result, call show on it and "
     "check its applicability, warnings, verification, confidence and feedback against "
-    "the current code."
+    "the current code. Only the first 256 distinct words of a query are searched "
+    "(truncatedTokens says how many were left out): query with the key words, not a whole log."
 )
 
 SHOW = (

@@ -10,16 +10,26 @@ nothing a tool raises stops the server.
 The store is found again on every call: an agent may run ``reliora init`` (or
 switch branches) while the server is running. Its index stays in memory between
 calls and is revalidated against the files on each one (index.LiveIndex).
+
+Clients call tools in parallel: each call runs on a worker thread, holding a
+reference to the kept index (LiveIndex.open). A call whose client cancels it, or
+closes the connection, is stopped at its next step (records/stopping.py) instead
+of computing on for nobody; once stdin is closed the process exits.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -29,6 +39,7 @@ from reliora_git import __version__
 from reliora_git.interfaces import mcp_help
 from reliora_git.operations import api
 from reliora_git.records.errors import RelioraError, from_os_error
+from reliora_git.records.stopping import WorkStopped, stopped_by
 from reliora_git.search.jsonio import (
     record_from_json,
 )
@@ -61,9 +72,71 @@ CHANGES = ToolAnnotations(
 )
 
 
+#: How long calls that were told to stop may take to reach their next step and unwind
+#: (releasing lock files) once the client has gone; then the process exits regardless.
+STOP_GRACE_SECONDS = 10.0
+
+
 def serve(repo: Path | None = None) -> None:
-    """Run the server on stdin/stdout until the client closes the connection."""
-    build_server(repo).run("stdio")
+    """Run the server on stdin/stdout until the client closes the connection, then exit.
+
+    When stdin closes, the SDK cancels the calls in flight; each is told to stop
+    (Calls.run) and gets a moment to unwind. A call stuck where it cannot look
+    (a git command, say) does not keep the process alive: it exits without it.
+    """
+    calls = Calls()
+    build_server(repo, calls).run("stdio")
+    calls.stop_all()
+    if not calls.wait_idle(STOP_GRACE_SECONDS):
+        os._exit(0)
+
+
+class Calls:
+    """The tool calls running now, each on a worker thread with the event that stops it."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._stops: set[threading.Event] = set()
+
+    async def run(self, work: Callable[[], CallToolResult]) -> CallToolResult:
+        """``work`` on a worker thread; when this call is cancelled, ``work`` is told to stop.
+
+        The SDK cancels a call when its client sends ``notifications/cancelled`` or
+        closes the connection. The thread cannot be killed: the call stops waiting
+        for it at once (``abandon_on_cancel``) and the work ends at its next
+        checkpoint with WorkStopped, which nobody reads.
+        """
+        stop = threading.Event()
+        try:
+            return await anyio.to_thread.run_sync(
+                functools.partial(self._stoppable, stop, work), abandon_on_cancel=True
+            )
+        except anyio.get_cancelled_exc_class():
+            stop.set()
+            raise
+
+    def _stoppable(self, stop: threading.Event, work: Callable[[], CallToolResult]) -> Any:
+        with self._changed:
+            self._stops.add(stop)
+        try:
+            with stopped_by(stop):
+                return work()
+        except WorkStopped:
+            return None  # its caller has gone: there is nobody to answer
+        finally:
+            with self._changed:
+                self._stops.discard(stop)
+                self._changed.notify_all()
+
+    def stop_all(self) -> None:
+        with self._changed:
+            for stop in self._stops:
+                stop.set()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Whether every call has ended within ``timeout`` seconds."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._stops, timeout)
 
 
 class _Server(MCPServer):
@@ -89,7 +162,7 @@ def bad_arguments_message(tool: str, error: ValidationError) -> str:
     return f"{tool}: the argument {where!r} is wrong: {first.get('msg', 'invalid value')}"
 
 
-def build_server(repo: Path | None = None) -> MCPServer:
+def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPServer:
     """The server with its tools; ``repo`` is ``--repo`` (else RELIORA_REPO, else cwd)."""
     # log_level: the SDK logs every anticipated tool error at INFO on stderr, which
     # clients show as noise; the agent already gets the error in the result.
@@ -101,6 +174,7 @@ def build_server(repo: Path | None = None) -> MCPServer:
     )
 
     live = LiveIndex()
+    running = calls or Calls()
 
     def store() -> Store:
         return find_store(repo)
@@ -116,7 +190,7 @@ def build_server(repo: Path | None = None) -> MCPServer:
         return run
 
     @server.tool(name="search", description=mcp_help.SEARCH, annotations=READS)
-    def search(
+    async def search(
         query: Annotated[
             str,
             Field(
@@ -139,16 +213,18 @@ def build_server(repo: Path | None = None) -> MCPServer:
             bool, Field(description="Also return retired and superseded records.")
         ] = False,
     ) -> CallToolResult:
-        return answer(
-            indexed(
-                lambda s, index: search_tool(
-                    s, query, project_context, limit, min_level, include_retired, index
+        return await running.run(
+            lambda: answer(
+                indexed(
+                    lambda s, index: search_tool(
+                        s, query, project_context, limit, min_level, include_retired, index
+                    )
                 )
             )
         )
 
     @server.tool(name="show", description=mcp_help.SHOW, annotations=READS)
-    def show(
+    async def show(
         id: Annotated[
             str,
             Field(
@@ -157,11 +233,11 @@ def build_server(repo: Path | None = None) -> MCPServer:
             ),
         ],
     ) -> CallToolResult:
-        return answer(indexed(lambda s, index: show_tool(s, id, index)))
+        return await running.run(lambda: answer(indexed(lambda s, index: show_tool(s, id, index))))
 
     # Argument names are the SPEC §7 JSON names, as in `reliora record --json -`.
     @server.tool(name="record", description=mcp_help.RECORD, annotations=ADDS)
-    def record(
+    async def record(
         title: Annotated[str, Field(description="One line naming the lesson.")],
         solution: Annotated[str, Field(description="What worked, concretely.")],
         task: Annotated[str, Field(description="What you were trying to do.")] = "",
@@ -207,10 +283,12 @@ def build_server(repo: Path | None = None) -> MCPServer:
             "supersedes": supersedes,
             "paths": paths,
         }
-        return answer(indexed(lambda s, index: record_tool(s, fields, index)))
+        return await running.run(
+            lambda: answer(indexed(lambda s, index: record_tool(s, fields, index)))
+        )
 
     @server.tool(name="about", description=mcp_help.ABOUT, annotations=READS)
-    def about(
+    async def about(
         paths: Annotated[
             list[str],
             Field(
@@ -219,10 +297,12 @@ def build_server(repo: Path | None = None) -> MCPServer:
             ),
         ],
     ) -> CallToolResult:
-        return answer(indexed(lambda s, index: about_tool(s, paths, index)))
+        return await running.run(
+            lambda: answer(indexed(lambda s, index: about_tool(s, paths, index)))
+        )
 
     @server.tool(name="update", description=mcp_help.UPDATE, annotations=CHANGES)
-    def update(
+    async def update(
         id: Annotated[str, Field(description="The experience to refine (id or unique prefix).")],
         title: Annotated[str | None, Field(description="New title.")] = None,
         task: Annotated[str | None, Field(description="New task.")] = None,
@@ -255,10 +335,12 @@ def build_server(repo: Path | None = None) -> MCPServer:
             "addFailedAttempts": addFailedAttempts,
             "addWarnings": addWarnings,
         }
-        return answer(indexed(lambda s, index: update_tool(s, id, fields, index)))
+        return await running.run(
+            lambda: answer(indexed(lambda s, index: update_tool(s, id, fields, index)))
+        )
 
     @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
-    def feedback(
+    async def feedback(
         id: Annotated[
             str,
             Field(
@@ -271,10 +353,12 @@ def build_server(repo: Path | None = None) -> MCPServer:
         ],
         note: Annotated[str, Field(description="What happened, in a sentence.")] = "",
     ) -> CallToolResult:
-        return answer(indexed(lambda s, index: feedback_tool(s, id, outcome, note, index)))
+        return await running.run(
+            lambda: answer(indexed(lambda s, index: feedback_tool(s, id, outcome, note, index)))
+        )
 
     @server.tool(name="check", description=mcp_help.CHECK, annotations=READS)
-    def check(
+    async def check(
         paths: Annotated[
             list[str] | None,
             Field(
@@ -283,7 +367,9 @@ def build_server(repo: Path | None = None) -> MCPServer:
             ),
         ] = None,
     ) -> CallToolResult:
-        return answer(indexed(lambda s, index: check_tool(s, paths, index)))
+        return await running.run(
+            lambda: answer(indexed(lambda s, index: check_tool(s, paths, index)))
+        )
 
     return server
 

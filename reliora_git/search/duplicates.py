@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import FeedbackSummary, Record
+from reliora_git.records.stopping import checkpoint
 from reliora_git.search.rank import (
     FIELDS,
     NO_FEEDBACK,
@@ -221,6 +222,7 @@ def find_similar(
     compares the record with its exact twins only (same title, solution and
     applicability): what ``check`` does for every record it was not asked about.
     """
+    checkpoint()  # check seeks duplicates record by record (stopping.py)
     candidate = index_record(record)
     query = duplicate_query(record)
     found: dict[str, tuple[str, float, IndexedRecord, tuple[str, ...]]] = {}

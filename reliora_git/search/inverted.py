@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from reliora_git.records.model import FeedbackSummary
+from reliora_git.records.stopping import checkpoint
 from reliora_git.search.rank import (
     CONTEXT_MASK,
     FIELD_SEPARATOR,
@@ -154,6 +155,7 @@ class InvertedIndex:
 
         ``exact`` (when given) also receives the components of ``token`` itself.
         """
+        checkpoint()  # a token's postings are a step of every ranking (stopping.py)
         docs = self.docs
         found: dict[int, int] = {}
         get = found.get

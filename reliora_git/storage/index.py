@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackSummary
+from reliora_git.records.stopping import checkpoint
 from reliora_git.search.inverted import DEAD_SHARE, InvertedIndex, PostingsBuilder, piece_postings
 from reliora_git.search.rank import (
     NO_FEEDBACK,
@@ -409,6 +410,7 @@ class StoreIndex:
         key = (slot, entropy)
         found = self.state.scans.get(key)
         if found is None:
+            checkpoint()  # check scans record by record (stopping.py)
             findings = scan_fields(record_fields(self.record_json(slot)), entropy=entropy)
             found = tuple((f.field, f.line, f.kind, f.masked) for f in findings)
             self.state.remember_scan(key, found)
@@ -756,6 +758,7 @@ def index_piece(root: str, items: Sequence[Item]) -> Piece:
     terms: list[tuple[int, dict[str, int]]] = []
     blobs: dict[int, bytes] = {}
     for slot, file, _, given in items:
+        checkpoint()  # stopping.py: a cold start ends when its caller has gone
         try:
             text = read_text(file.entry(store)) if given is None else given
             if isinstance(text, RecordError):

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackSummary
+from reliora_git.records.stopping import checkpoint
 from reliora_git.search.rank import IndexedRecord, feedback_summary, index_record
 from reliora_git.storage.cache import Section, Value
 from reliora_git.storage.catalog import Entry
@@ -121,6 +122,7 @@ def computed_batches(
             span = range(first, min(first + step, len(files)))
             given = read([files[i] for i in span]) if read else None
             for n, i in enumerate(span):
+                checkpoint()  # stopping.py: a long cold read ends when its caller has gone
                 try:
                     text = read_text(files[i].entry(store)) if given is None else given[n]
                     if isinstance(text, RecordError):
