@@ -25,11 +25,12 @@ anything else in the process imports the real ones. A lazily loaded
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import threading
 import types
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,7 +219,7 @@ _GROUP_IS_SECRET = frozenset({"BasicAuthDetector"})
 _AROUND = " \t\"'=:"
 
 
-def _line_hits(plugins: Sequence[Any], line: str) -> list[_Hit]:
+def _line_hits(scanners: _Scanners, line: str) -> list[_Hit]:
     """Every secret the plugins find in one line, each with its span.
 
     Linear in the line: the two plugins whose expressions backtrack (npm's
@@ -226,27 +227,127 @@ def _line_hits(plugins: Sequence[Any], line: str) -> list[_Hit]:
     ``eyJ[…]+\\.``, quadratic over ``eyJeyJeyJ…``) are matched by the equivalent
     linear code below instead (docs/security.md, bench/secrets.py).
     """
+    folded = line.casefold()
+    present = {needle for needle in scanners.needles if needle in folded}
     hits: list[_Hit] = []
+    for scanner in scanners.each:
+        if scanner.needles and scanner.needles.isdisjoint(present):
+            continue
+        hits.extend(scanner.find(line))
+    return hits
+
+
+@dataclass(frozen=True)
+class _Scanner:
+    """One expression of one plugin (or a plugin's own check) and when to run it."""
+
+    #: Text one of which every match holds, case-folded (empty: always run).
+    #: Most expressions try every position of a line — the ``cloudant_api_key = …``
+    #: family a dozen optional prefixes at each, 2 µs a character — and a line
+    #: rarely holds the word they need; ``in`` finds it at memory speed.
+    needles: frozenset[str]
+    find: Callable[[str], Iterable[_Hit]]
+
+
+@dataclass(frozen=True)
+class _Scanners:
+    each: tuple[_Scanner, ...]
+    #: Every scanner's needles: looked for once a line.
+    needles: frozenset[str]
+
+
+#: Needles by plugin (class name), for those whose expressions all need the same words.
+_PLUGIN_NEEDLES = {
+    "ArtifactoryDetector": ("akc", "ap"),
+    "AzureStorageKeyDetector": ("accountkey=",),
+    "BasicAuthDetector": ("://",),
+    "DiscordBotTokenDetector": (".",),
+    "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "IbmCloudIamDetector": ("key", "pwd", "pass", "token"),
+    "IbmCosHmacDetector": ("secret",),
+    "JwtTokenDetector": ("eyj",),
+    "MailchimpDetector": ("-us",),
+    "NpmDetector": ("/:_authtoken=",),
+    "OpenAIDetector": ("t3blbkfj",),
+    "PrivateKeyDetector": ("private key", "putty-user-key"),
+    "PypiTokenDetector": ("pypi-",),
+    "SendGridDetector": ("sg.",),
+    "SquareOAuthDetector": ("sq0csp-",),
+    "StripeDetector": ("k_live_",),
+    "TelegramBotTokenDetector": (":",),
+    "TwilioKeyDetector": ("ac", "sk"),
+    # the entropy plugins need quoted strings
+    "Base64HighEntropyString": ("'", '"'),
+    "HexHighEntropyString": ("'", '"'),
+}
+_GITLAB_PREFIX = re.compile(r"gl[a-z]+|gr1348941")
+
+
+def _expression_needles(name: str, pattern: str) -> tuple[str, ...]:
+    """The needles of one expression of a plugin whose expressions need different words."""
+    if name == "AWSKeyDetector":
+        return ("aws",) if "aws" in pattern else ("a3t", "abia", "acca", "akia", "asia")
+    if name == "CloudantDetector":
+        return ("cloudant.com",) if "cloudant" in pattern[-20:] else ("cl",)
+    if name == "SoftlayerDetector":
+        return ("softlayer",) if "soap" in pattern else ("softlayer", "sl")
+    if name == "SlackDetector":
+        return ("hooks",) if "hooks" in pattern else ("xox",)
+    if name == "GitLabTokenDetector":
+        return tuple(_GITLAB_PREFIX.findall(pattern.lower())) or ("gl",)
+    return _PLUGIN_NEEDLES.get(name, ())
+
+
+def _scanners_of(plugins: Sequence[Any]) -> _Scanners:
+    each: list[_Scanner] = []
     for plugin in plugins:
-        kind = plugin.secret_type
-        name = type(plugin).__name__
+        name, kind = type(plugin).__name__, plugin.secret_type
         if name == "NpmDetector":
-            hits.extend(_Hit(start, end, kind, line[start:end]) for start, end in _npm_spans(line))
+            find: Callable[[str], Iterable[_Hit]] = functools.partial(_npm_hits, kind)
         elif name == "JwtTokenDetector":
-            hits.extend(
-                _Hit(start, end, kind, line[start:end])
-                for start, end in _jwt_spans(line)
-                if plugin.is_formally_valid(line[start:end])
+            find = functools.partial(_jwt_hits, plugin)
+        elif not hasattr(plugin, "denylist"):
+            find = functools.partial(_entropy_hits, plugin)
+        else:
+            each.extend(
+                _Scanner(
+                    frozenset(_expression_needles(name, regex.pattern)),
+                    functools.partial(_regex_hits, name, kind, regex),
+                )
+                for regex in plugin.denylist
             )
-        elif hasattr(plugin, "denylist"):
-            for regex in plugin.denylist:
-                hits.extend(_match_hit(name, kind, match) for match in regex.finditer(line))
-        else:  # the entropy plugins: values, found where they are
-            for value in dict.fromkeys(plugin.analyze_string(line)):
-                start = line.find(value)
-                while value and start != -1:
-                    hits.append(_Hit(start, start + len(value), kind, value))
-                    start = line.find(value, start + len(value))
+            continue
+        each.append(_Scanner(frozenset(_PLUGIN_NEEDLES.get(name, ())), find))
+    needles: frozenset[str] = frozenset().union(*(scanner.needles for scanner in each))
+    return _Scanners(tuple(each), needles)
+
+
+def _regex_hits(name: str, kind: str, regex: re.Pattern[str], line: str) -> Iterable[_Hit]:
+    return [_match_hit(name, kind, match) for match in regex.finditer(line)]
+
+
+def _npm_hits(kind: str, line: str) -> Iterable[_Hit]:
+    return [_Hit(start, end, kind, line[start:end]) for start, end in _npm_spans(line)]
+
+
+def _jwt_hits(plugin: Any, line: str) -> Iterable[_Hit]:
+    return [
+        _Hit(start, end, plugin.secret_type, line[start:end])
+        for start, end in _jwt_spans(line)
+        if plugin.is_formally_valid(line[start:end])
+    ]
+
+
+def _entropy_hits(plugin: Any, line: str) -> Iterable[_Hit]:
+    """Quoted values over the plugin's entropy limit, found where they are."""
+    hits: list[_Hit] = []
+    for value in dict.fromkeys(plugin.analyze_string(line)):
+        if not value or plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit:
+            continue
+        start = line.find(value)
+        while start != -1:
+            hits.append(_Hit(start, start + len(value), plugin.secret_type, value))
+            start = line.find(value, start + len(value))
     return hits
 
 
@@ -269,7 +370,7 @@ def _match_hit(plugin_name: str, kind: str, match: re.Match[str]) -> _Hit:
 #: leading ``//.+``: that part is checked by position (a ``//`` ending before the match).
 _NPM_TOKEN = re.compile(r"/:_authToken=\s*(npm_.+|[A-Fa-f0-9-]{36})")
 #: JWT's ``eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?…*?``, found run by run (below).
-_JWT_RUN = re.compile(r"[A-Za-z0-9_=-]+")
+_JWT_RUN = re.compile(r"eyJ[A-Za-z0-9_=-]+(\.[A-Za-z0-9_=-]+\.?)?")
 
 
 def _npm_spans(line: str) -> Iterable[tuple[int, int]]:
@@ -293,22 +394,12 @@ def _jwt_spans(line: str) -> Iterable[tuple[int, int]]:
     ones fail the same way — and a match is: that ``eyJ`` with at least one
     character after it in its run, ``.``, the next run, and one more ``.`` if
     there is one (the expression's greedy ``\\.?``; its lazy tail takes nothing).
+    :data:`_JWT_RUN` matches the run whether or not a ``.`` follows, so a failed
+    start consumes its run once instead of once per ``eyJ`` in it.
     """
-    position = 0
-    while True:
-        run = _JWT_RUN.search(line, position)
-        if run is None:
-            return
-        position = run.end()
-        start = line.find("eyJ", run.start(), run.end())
-        if start == -1 or start + 3 >= run.end() or line[run.end() : run.end() + 1] != ".":
-            continue
-        second = _JWT_RUN.match(line, run.end() + 1)
-        if second is None:
-            continue
-        end = second.end() + (1 if line[second.end() : second.end() + 1] == "." else 0)
-        yield start, end
-        position = end
+    for match in _JWT_RUN.finditer(line):
+        if match.group(1):
+            yield match.span()
 
 
 def record_fields(data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -329,14 +420,14 @@ def record_fields(data: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 #: The plugin instances, by ``entropy``; filled under :data:`_LOADING`.
-_LOADED: dict[bool, tuple[Any, ...]] = {}
+_LOADED: dict[bool, _Scanners] = {}
 #: One thread loads the plugins at a time: :func:`_import_plugins` places and
 #: removes modules in ``sys.modules``, and two first scans at once (parallel MCP
 #: tool calls) saw each other's half-imported package (``KeyError``).
 _LOADING = threading.Lock()
 
 
-def _plugins(entropy: bool) -> tuple[Any, ...]:
+def _plugins(entropy: bool) -> _Scanners:
     loaded = _LOADED.get(entropy)
     if loaded is not None:
         return loaded
@@ -345,7 +436,7 @@ def _plugins(entropy: bool) -> tuple[Any, ...]:
         if loaded is None:
             chosen = _PLUGINS + (_ENTROPY_PLUGINS if entropy else ())
             modules = _import_plugins(sorted({module for module, _ in chosen}))
-            loaded = tuple(getattr(modules[module], name)() for module, name in chosen)
+            loaded = _scanners_of([getattr(modules[module], name)() for module, name in chosen])
             _LOADED[entropy] = loaded
         return loaded
 
