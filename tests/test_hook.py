@@ -322,3 +322,12 @@ def test_warming_builds_the_store_index_for_the_next_hook(
     assert (done.returncode, done.stdout) == (0, "")
     assert cache.is_dir() and any(cache.iterdir())
     assert not (state / "warming").exists()
+
+
+def test_a_cwd_that_no_longer_exists_falls_back_to_the_hook_folder(
+    lessons: Store, cli: Cli, repo: Path, tmp_path: Path
+) -> None:
+    payload = json.loads(prompt(repo, "payment provider rate limits invoice retries"))
+    payload["cwd"] = str(tmp_path / "removed")
+    done = cli("hook", input=json.dumps(payload))
+    assert "billing-retry-backoff" in context_of(done, "UserPromptSubmit")

@@ -92,6 +92,8 @@ def parse_request(raw: bytes) -> HookRequest:
         raise HookInputError(f"unknown event {mask(str(event))}")
     cwd_value = data.get("cwd")
     cwd = Path(cwd_value) if isinstance(cwd_value, str) and cwd_value else Path.cwd()
+    if not cwd.is_dir():  # a folder since removed: the hook runs in the project folder
+        cwd = Path.cwd()
     session = data.get("session_id")
     session = session if isinstance(session, str) else ""
     prompt = data.get("prompt")
