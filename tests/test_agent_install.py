@@ -222,7 +222,8 @@ def test_status_names_each_file_state_and_path(repo: Path, cli: Cli) -> None:
 
 def test_install_prints_next_steps(repo: Path, cli: Cli) -> None:
     done = cli("agent", "install")
-    assert "Next steps:" in done.stdout and "git add .claude .mcp.json AGENTS.md" in done.stdout
+    assert "Next steps:" in done.stdout
+    assert "git add .claude/settings.json .mcp.json AGENTS.md" in done.stdout
     assert "reliora hooks install" in done.stdout
 
 

@@ -525,9 +525,10 @@ def next_steps(root: Path, after: str) -> list[str]:
         )
     else:
         files = [f.path for f in CLIENT_FILES if (root / f.path).exists()]
-        shown = " ".join(dict.fromkeys(p if "/" not in p else p.split("/")[0] for p in files))
         if files:
-            steps.append(f"Commit the agent files so every clone gets them: git add {shown}")
+            steps.append(
+                f"Commit the agent files so every clone gets them: git add {' '.join(files)}"
+            )
         if shutil.which("reliora") is None:
             steps.append(
                 "Put `reliora` on PATH for the agent (pipx install reliora-git): "
