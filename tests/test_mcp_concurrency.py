@@ -260,7 +260,8 @@ class RawClient:
         self.stderr = b""
         assert self.process.stdout is not None
         threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
-        threading.Thread(target=self._drain, args=(terminal,), daemon=True).start()
+        self.drained = threading.Thread(target=self._drain, args=(terminal,), daemon=True)
+        self.drained.start()
         self.request(
             0,
             "initialize",
@@ -302,11 +303,13 @@ class RawClient:
         assert self.process.stdin is not None
         self.process.stdin.close()
         try:
-            return self.process.wait(timeout=HANG_BOUND_SECONDS)
+            code = self.process.wait(timeout=HANG_BOUND_SECONDS)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
             raise AssertionError("the server computed on after its client had gone") from None
+        self.drained.join(timeout=HANG_BOUND_SECONDS)
+        return code
 
 
 def wait_until_reading(repo: Path, client: RawClient) -> None:
@@ -341,6 +344,7 @@ def test_a_call_whose_client_has_gone_stops(store: Store, repo: Path, how: str) 
         client.request(2, "tools/list", {})
         assert {t["name"] for t in client.answer(2)["result"]["tools"]} >= {"record"}
     assert client.exit_code_after_closing() == 0
+    assert b"Traceback" not in client.stderr and b"Error" not in client.stderr, client.stderr
     # Had the call run on to its end, it would have saved the record.
     saved = [
         p.name for p in store.experiences.iterdir() if not p.name.startswith(("generated-", "."))
