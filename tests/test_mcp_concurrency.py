@@ -350,5 +350,6 @@ def test_a_call_whose_client_has_gone_stops(store: Store, repo: Path, how: str) 
         p.name for p in store.experiences.iterdir() if not p.name.startswith(("generated-", "."))
     ]
     assert saved == []
-    # Nothing is left locked or half written by the stopped call.
+    # Nothing is left locked or half written by the stopped call (its segment included).
     assert not [p for p in store.path.rglob("*") if p.name.endswith((".lock", ".tmp"))]
+    assert not list((repo / ".git" / "reliora-cache").glob(".*.tmp"))
