@@ -406,15 +406,37 @@ def record(
     return Saved(new, warnings)
 
 
-def refuse_secrets(store: Store, new: Record, allowed: Iterable[str] = ()) -> None:
-    """Raise SecretFound when a field of ``new`` holds a credential (docs/security.md)."""
-    from reliora_git.records.credentials import SecretFound, record_fields, scan_fields
+def refuse_secrets(
+    store: Store, new: Record, allowed: Iterable[str] = (), text: str | None = None
+) -> None:
+    """Raise SecretFound when anything ``new`` holds is a credential (docs/security.md):
+    its fields, unknown keys and sections, preamble, id and file name, and ``text``
+    (the file about to be written, when known)."""
+    from reliora_git.records.credentials import (
+        SecretFound,
+        other_record_fields,
+        record_fields,
+        scan_store_file,
+    )
     from reliora_git.search.jsonio import record_to_json
 
     entropy = load_config(store).secrets_entropy
-    findings = scan_fields(record_fields(record_to_json(new)), entropy=entropy, allowed=allowed)
+    fields = record_fields(record_to_json(new)) + other_record_fields(new)
+    locator = new.locator or (store.locator(store.experiences / f"{new.id}.md") if new.id else "")
+    findings = scan_store_file(locator, text, fields, entropy=entropy, allowed=allowed)
     if findings:
         raise SecretFound(findings)
+
+
+def refuse_event_secrets(store: Store, event: FeedbackEvent, text: str) -> None:
+    """Raise SecretFound when a feedback event about to be written holds a credential
+    anywhere: note, author (git's user name), record, file name, text."""
+    from reliora_git.records.credentials import SecretFound, event_fields, scan_store_file
+
+    entropy = load_config(store).secrets_entropy
+    findings = scan_store_file(event.locator, text, event_fields(event), entropy=entropy)
+    if findings:
+        raise SecretFound(findings, "the feedback event")
 
 
 def check_reads_back(text: str, locator: str, intended: Record | None = None) -> None:
@@ -523,6 +545,7 @@ def feedback(
             locator=store.locator(path),
         )
         text = render_event(event)
+        refuse_event_secrets(store, event, text)
         _check_event_reads_back(text, event.locator)
         try:
             write_new(path, text, store)
@@ -638,7 +661,8 @@ def check(
 
 
 def _report_secrets(index: StoreIndex, report: CheckReport, entropy: bool) -> None:
-    """Add an error for each secret in a record; scans are kept in the index (see secrets_of)."""
+    """Add an error for each secret in a record (scans kept in the index, see secrets_of)
+    and in a feedback file."""
     found: dict[str, list[Problem]] = {}
     ids: dict[str, str] = {}
     for locator, value in zip(index.locators, index.values, strict=True):
@@ -650,6 +674,13 @@ def _report_secrets(index: StoreIndex, report: CheckReport, entropy: bool) -> No
                 ids[locator] = doc.id
     index.save()
     report.add_problems(found, index.locators, ids)
+    events = index.event_secrets(entropy)
+    if events:
+        problems = {
+            locator: [secret_problem(finding) for finding in findings]
+            for locator, findings in events.items()
+        }
+        report.add_problems(problems, [f.locator for f in report.files] + index.event_locators)
 
 
 def _report_supersedes(index: StoreIndex, report: CheckReport) -> None:

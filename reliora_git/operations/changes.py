@@ -155,7 +155,9 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
     with _read_trees(store, base_side.commit, head_side.commit) as trees:
         view = trees.view(store)
         entropy = load_config(store).secrets_entropy
-        changes = _record_changes(trees.record_changes, trees.head, trees.before, view, entropy)
+        changes = _record_changes(
+            trees.record_changes, trees.head, trees.before, view, entropy, trees.texts
+        )
         titles = {doc.id: doc.title for doc in trees.index.docs()}
         folder_errors = trees.index.folder_errors
         about_code = _about_code(store, trees.index, base_side.commit, head_side.commit)
@@ -168,7 +170,7 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
         ),
         key=lambda e: e.locator,
     )
-    secret_errors, events = _secrets_in_notes(events, entropy)
+    secret_errors, events = _secrets_in_notes(events, entropy, trees.texts)
     by_id = {change.id: change for change in changes if change.id and change.kind != "removed"}
     other: dict[str, list[FeedbackEvent]] = {}
     for event in events:
@@ -202,6 +204,8 @@ class _Trees:
     before: dict[str, Entry]
     #: Feedback files head adds.
     added_feedback: set[str]
+    #: The texts of ``head``'s files (those that read), scanned whole for secrets.
+    texts: dict[str, str] = field(default_factory=dict)
 
     def view(self, store: Store) -> StoreView:
         owners = index_owners(self.index)
@@ -251,15 +255,11 @@ def _read_trees(store: Store, base: str, head: str) -> _Trees:
         [e.blob for _, e in new_records + new_events + old_files if e.mode not in NOT_FILES],
         MAX_RECORD_BYTES,
     )
-    changed_at_head = catalog_from_texts(
-        store,
-        [
-            (loc, blob_text(loc, e, blobs))
-            for loc, e in new_records
-            if is_store_file(loc, EXPERIENCES)
-        ],
-        [(loc, blob_text(loc, e, blobs)) for loc, e in new_events],
-    )
+    head_texts = [
+        (loc, blob_text(loc, e, blobs)) for loc, e in new_records if is_store_file(loc, EXPERIENCES)
+    ]
+    event_texts = [(loc, blob_text(loc, e, blobs)) for loc, e in new_events]
+    changed_at_head = catalog_from_texts(store, head_texts, event_texts)
     before = catalog_from_texts(
         store, [(loc, blob_text(loc, e, blobs)) for loc, e in old_files], []
     )
@@ -271,18 +271,24 @@ def _read_trees(store: Store, base: str, head: str) -> _Trees:
         changed_at_head,
         {entry.locator: entry for entry in before.entries},
         added_feedback,
+        {loc: text for loc, text in head_texts + event_texts if isinstance(text, str)},
     )
 
 
 def _record_changes(
-    diff: list[git.Change], head: Catalog, old: dict[str, Entry], view: StoreView, entropy: bool
+    diff: list[git.Change],
+    head: Catalog,
+    old: dict[str, Entry],
+    view: StoreView,
+    entropy: bool,
+    texts: dict[str, str],
 ) -> list[RecordChange]:
     new_entries = {entry.locator: entry for entry in head.entries}
     checked = [new_entries[c.path] for c in diff if c.status != "D" and c.path in new_entries]
     # A modified or renamed record is warned about likely duplicates only (SPEC.md §6.1).
     modified = {c.path for c in diff if KINDS.get(c.status, "modified") in ("modified", "renamed")}
     report = check_entries(view, checked, {e.locator for e in checked}, modified)
-    secrets = add_secret_problems(report, checked, [], entropy)
+    secrets = add_secret_problems(report, checked, [], entropy, texts)
     reports = {file.locator: file for file in report.files}
     changes = []
     for c in diff:
@@ -360,15 +366,18 @@ def _about_code(
 
 
 def _secrets_in_notes(
-    events: list[FeedbackEvent], entropy: bool
+    events: list[FeedbackEvent], entropy: bool, texts: dict[str, str]
 ) -> tuple[list[RecordError], list[FeedbackEvent]]:
-    """An error per secret in the notes of added events, and the events with those withheld."""
-    from reliora_git.records.credentials import scan_fields
+    """An error per secret in added events (note, author, record, unknown keys, file name,
+    whole text), and the events with those withheld."""
+    from reliora_git.records.credentials import event_fields, scan_store_file
 
     found: list[RecordError] = []
     shown: list[FeedbackEvent] = []
     for event in events:
-        findings = scan_fields([("note", event.note)], entropy=entropy) if event.note else []
+        findings = scan_store_file(
+            event.locator, texts.get(event.locator), event_fields(event), entropy=entropy
+        )
         for finding in findings:
             error = RecordError(f"{SECRET_PREFIX}{finding}", path=event.locator)
             error.code = "secret_found"

@@ -126,8 +126,9 @@ def update(
     record.updated = (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
     normalize(record)
     validate_new(record)
-    refuse_secrets(store, record)
+    record.locator = record.locator or target.locator
     text = render_record(record)
+    refuse_secrets(store, record, text=text)
     check_reads_back(text, target.locator, record)
     replace_file(path, original, text, store)
     return record
@@ -189,7 +190,7 @@ def finish_edit(store: Store, editing: Editing, text: str) -> Record:
             code="invalid_record",
         )
     validate_new(record)  # a missing id is named here, with the line to add
-    refuse_secrets(store, record)
+    refuse_secrets(store, record, text=text)
     check_reads_back(text, editing.locator)
     replace_file(editing.path, editing.original, text, store)
     return record

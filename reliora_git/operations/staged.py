@@ -9,6 +9,7 @@ Nothing here writes to the index or the working tree.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,6 +67,8 @@ class StagedStore:
     modified: set[str]
     #: Feedback files added or changed in the index, with their texts (or read errors).
     changed_events: list[tuple[str, str | RecordError]] = field(default_factory=list)
+    #: The texts of ``changed`` by locator (those that read): scanned whole for secrets.
+    texts: dict[str, str] = field(default_factory=dict)
 
     def view(self, duplicate_overlap: float = DEFAULT_DUPLICATE_OVERLAP) -> StoreView:
         """The staged store as far as judging a record needs it."""
@@ -116,16 +119,22 @@ def read_staged_store(store: Store) -> StagedStore:
     # Feedback alone needs no index: only its notes are scanned.
     index = open_index(store, source=files) if changed or linked or conflicted else None
     changed_files = [file for file in files.records if file.locator in changed]
+    changed_texts = files.texts(changed_files)
     changed_entries = [
         Entry(file.locator, error=text)
         if isinstance(text, RecordError)
         else read_entry(file.locator, text)
-        for file, text in zip(changed_files, files.texts(changed_files), strict=True)
+        for file, text in zip(changed_files, changed_texts, strict=True)
     ]
+    record_texts = {
+        file.locator: text
+        for file, text in zip(changed_files, changed_texts, strict=True)
+        if isinstance(text, str)
+    }
     event_files = [file for file in files.events if file.locator in events]
     texts = files.texts(event_files)
     changed_events = [(f.locator, text) for f, text in zip(event_files, texts, strict=True)]
-    return StagedStore(index, changed_entries, conflicts, modified, changed_events)
+    return StagedStore(index, changed_entries, conflicts, modified, changed_events, record_texts)
 
 
 @dataclass
@@ -175,7 +184,9 @@ def check_staged(
     linked = [FileReport(e.path or "", None, [Problem("error", e.message)]) for e in folders]
     report.files = linked + conflicted + report.files
     report.checked += len(conflicted)
-    secrets = add_secret_problems(report, staged.changed, staged.changed_events, secrets_entropy)
+    secrets = add_secret_problems(
+        report, staged.changed, staged.changed_events, secrets_entropy, staged.texts
+    )
     return StagedCheck(report, staged.conflicts, [f.locator for f in linked], sorted(secrets))
 
 
@@ -184,32 +195,42 @@ def add_secret_problems(
     records: list[Entry],
     events: list[tuple[str, str | RecordError]],
     entropy: bool,
+    texts: Mapping[str, str] | None = None,
 ) -> dict[str, list[Finding]]:
     """Add an error per secret in ``records`` and feedback ``events``; the findings by file.
 
+    Everything a file holds is scanned: its name, its fields, unknown keys and
+    sections, preamble, and its whole text (``texts``, by locator, for records)
+    — a secret in a name cannot be refused at save and is an error here.
     Only the pragma of detect-secrets allows a finding here (``record --allow-secret``
     is not remembered anywhere): the hook and ``review`` see what would be pushed.
     """
     from reliora_git.operations.api import secret_problem
-    from reliora_git.records.credentials import record_fields, scan_fields
+    from reliora_git.records.credentials import (
+        event_fields,
+        other_record_fields,
+        record_fields,
+        scan_store_file,
+    )
     from reliora_git.records.feedback import parse_event
     from reliora_git.search.jsonio import record_to_json
 
     found: dict[str, list[Finding]] = {}
     for entry in records:
+        fields: list[tuple[str, str]] = []
         if entry.record is not None:
-            fields = record_fields(record_to_json(entry.record))
-            findings = scan_fields(fields, entropy=entropy)
-            if findings:
-                found[entry.locator] = findings
-    for locator, text in events:
-        if isinstance(text, RecordError):
-            continue
+            fields = record_fields(record_to_json(entry.record)) + other_record_fields(entry.record)
+        text = (texts or {}).get(entry.locator)
+        findings = scan_store_file(entry.locator, text, fields, entropy=entropy)
+        if findings:
+            found[entry.locator] = findings
+    for locator, event_text in events:
+        text = None if isinstance(event_text, RecordError) else event_text
         try:
-            note = parse_event(text, locator).note
+            fields = event_fields(parse_event(text, locator)) if text is not None else []
         except RecordError:
-            continue  # unreadable feedback is reported where feedback is read
-        findings = scan_fields([("note", note)], entropy=entropy) if note else []
+            fields = []  # unreadable feedback is reported where feedback is read; scanned still
+        findings = scan_store_file(locator, text, fields, entropy=entropy)
         if findings:
             found[locator] = findings
     # New reports go after the others, as before: the hook's files have no store order.

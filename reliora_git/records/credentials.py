@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reliora_git.records.errors import RelioraError
+from reliora_git.records.errors import RecordError, RelioraError
+from reliora_git.records.model import FeedbackEvent, Record
 
 #: (module, class) of the plugins run by default: one per kind of real credential.
 _PLUGINS = (
@@ -146,21 +147,7 @@ def scan_fields(
 
     ``allowed`` are kinds (slugs, see :func:`kind_slug`) not to report.
     """
-    skip = {kind_slug(kind) for kind in allowed}
-    plugins = _plugins(entropy)
-    found: list[Finding] = []
-    for name, text in fields:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip() or _PRAGMA.search(line):
-                continue
-            seen: set[tuple[str, str]] = set()
-            for hit in _line_hits(plugins, line):
-                key = (hit.kind, hit.value)
-                if key in seen or kind_slug(hit.kind) in skip:
-                    continue
-                seen.add(key)
-                found.append(Finding(name, number, hit.kind, mask(hit.value)))
-    return found
+    return [finding for finding, _ in _scan(fields, entropy, allowed)]
 
 
 def redact(text: str, *, entropy: bool = False) -> str:
@@ -417,6 +404,148 @@ def record_fields(data: dict[str, Any]) -> list[tuple[str, str]]:
         elif isinstance(value, dict):
             fields.extend((f"{name}.{k}", str(v)) for k, v in value.items())
     return fields
+
+
+def other_record_fields(record: Record) -> list[tuple[str, str]]:
+    """What :func:`record_fields` leaves out: the id, the front-matter keys this
+    version does not know (``retired_reason``…) with every string in them at any
+    depth, keys too, the sections it does not know, and the text before the first
+    heading. A secret in any of them is as pushed as one in the solution."""
+    fields: list[tuple[str, str]] = [("id", record.id)] if record.id else []
+    for key, value in record.extra_meta.items():
+        fields.extend(_strings_of(str(key), value))
+    fields.extend((f"section {heading}", text) for heading, text in record.extra_sections)
+    if record.preamble:
+        fields.append(("preamble", record.preamble))
+    return fields
+
+
+def scan_store_file(
+    locator: str,
+    text: str | None,
+    fields: Iterable[tuple[str, str]] = (),
+    *,
+    entropy: bool = False,
+    allowed: Iterable[str] = (),
+) -> list[Finding]:
+    """Every secret a store file (record or feedback event) holds, each reported once.
+
+    First ``fields`` — the parsed fields, named as the user knows them
+    (``solution, line 2``). Then what no field shows: the file name
+    (``locator``), every line of ``text`` (named by its front-matter key or
+    section, ``line`` then being the line of the file), and every string of its
+    front matter as YAML reads it — escapes (``\\x67hp_…``) and continuation
+    lines spell values no single line shows. ``text`` None: the file is not
+    written yet, ``fields`` are all it will hold.
+    """
+    seen: set[tuple[str, str]] = set()
+    found: list[Finding] = []
+
+    def add(named: Iterable[tuple[str, str]], numbered_from: int = 1) -> None:
+        for finding, value in _scan(named, entropy, allowed, numbered_from):
+            if (finding.kind, value) not in seen:
+                seen.add((finding.kind, value))
+                found.append(finding)
+
+    add(fields)
+    if locator:
+        add([("file name", locator)])
+    if text is not None:
+        for label, number, line in _labelled_lines(text):
+            add([(label, line)], numbered_from=number)
+        add(_front_matter_strings(text, locator))
+    return found
+
+
+def event_fields(event: FeedbackEvent) -> list[tuple[str, str]]:
+    """A feedback event's fields, as :func:`scan_store_file` names them."""
+    fields = [("note", event.note), ("record", event.record)]
+    if event.author:
+        fields.append(("author", event.author))
+    return fields
+
+
+def _scan(
+    fields: Iterable[tuple[str, str]], entropy: bool, allowed: Iterable[str], first_line: int = 1
+) -> list[tuple[Finding, str]]:
+    """(finding, its value) in (field name, text) pairs; lines numbered from ``first_line``."""
+    skip = {kind_slug(kind) for kind in allowed}
+    scanners = _plugins(entropy)
+    found: list[tuple[Finding, str]] = []
+    for name, text in fields:
+        for number, line in enumerate(text.splitlines(), start=first_line):
+            if not line.strip() or _PRAGMA.search(line):
+                continue
+            seen: set[tuple[str, str]] = set()
+            for hit in _line_hits(scanners, line):
+                key = (hit.kind, hit.value)
+                if key in seen or kind_slug(hit.kind) in skip:
+                    continue
+                seen.add(key)
+                found.append((Finding(name, number, hit.kind, mask(hit.value)), hit.value))
+    return found
+
+
+def _strings_of(name: str, value: Any, depth: int = 0) -> list[tuple[str, str]]:
+    """Every string in a YAML value, keys included, named by where it is (``key.sub[2]``)."""
+    if depth > 64:  # parse.py refuses alias bombs; nesting this deep is no record
+        return []
+    if isinstance(value, dict):
+        found: list[tuple[str, str]] = []
+        for key, item in value.items():
+            found.append((f"{name} (a key)", str(key)))
+            found.extend(_strings_of(f"{name}.{key}", item, depth + 1))
+        return found
+    if isinstance(value, (list, tuple)):
+        return [
+            pair
+            for n, item in enumerate(value, 1)
+            for pair in _strings_of(f"{name}[{n}]", item, depth + 1)
+        ]
+    if value is None:
+        return []
+    return [(name, value if isinstance(value, str) else str(value))]
+
+
+def _front_matter_strings(text: str, locator: str) -> list[tuple[str, str]]:
+    """The strings of ``text``'s front matter as YAML reads them (none if it does not read)."""
+    from reliora_git.records.parse import split_front_matter
+
+    try:
+        meta, _, _ = split_front_matter(text.removeprefix("\ufeff").replace("\r\n", "\n"), locator)
+    except RecordError:
+        return []
+    return [pair for key, value in meta.items() for pair in _strings_of(str(key), value)]
+
+
+_FRONT_KEY = re.compile(r"([^\s#:'\"][^:]*?)[ \t]*:")
+_SECTION = re.compile(r"#{1,6}[ \t]+(.*?)[ \t#]*$")
+
+
+def _labelled_lines(text: str) -> Iterable[tuple[str, int, str]]:
+    """(what part of the file, line number, line) for each line of a store file.
+
+    The part is ``front matter KEY``, ``section HEADING``, or ``preamble`` (body
+    text before the first heading): enough to find the line, which is what counts.
+    """
+    label = "front matter"
+    in_front = False
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
+        if number == 1 and line.rstrip() == "---":
+            in_front = True
+            continue
+        if in_front:
+            if line.rstrip() == "---":
+                in_front, label = False, "preamble"
+                continue
+            key = _FRONT_KEY.match(line)
+            if key:
+                label = f"front matter {key.group(1)}"
+        else:
+            heading = _SECTION.match(line)
+            if heading:
+                label = f"section {heading.group(1)}"
+        yield label, number, line
 
 
 #: The plugin instances, by ``entropy``; filled under :data:`_LOADING`.

@@ -45,6 +45,7 @@ RACY_NS = 2_000_000_000
 #: Modules whose code decides what a file parses and indexes to (from the package's folder).
 _CODE_MODULES = (
     "storage/catalog.py",
+    "records/credentials.py",  # the secrets kept per record
     "records/feedback.py",
     "storage/gitfiles.py",
     "storage/index.py",

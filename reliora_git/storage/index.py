@@ -404,18 +404,65 @@ class StoreIndex:
     # --- secrets (credentials.py), found once per record and kept ------------------------
 
     def secrets_of(self, slot: int, entropy: bool = False) -> list[Finding]:
-        """The secrets in a record, scanned once per file version and kept in the index."""
-        from reliora_git.records.credentials import Finding, record_fields, scan_fields
+        """The secrets in a record — its fields, then its file name and whole text —
+        scanned once per file version and kept in the index."""
+        from reliora_git.records.credentials import Finding, record_fields, scan_store_file
 
         key = (slot, entropy)
         found = self.state.scans.get(key)
         if found is None:
             checkpoint()  # check scans record by record (stopping.py)
-            findings = scan_fields(record_fields(self.record_json(slot)), entropy=entropy)
+            doc = self.all_docs[slot]
+            locator = doc.locator if doc is not None else ""
+            text = self.file_text(locator) if locator else None
+            fields = record_fields(self.record_json(slot))
+            findings = scan_store_file(locator, text, fields, entropy=entropy)
             found = tuple((f.field, f.line, f.kind, f.masked) for f in findings)
             self.state.remember_scan(key, found)
             self._scanned = True
         return [Finding(*finding) for finding in found]
+
+    def event_secrets(self, entropy: bool = False) -> dict[str, list[Finding]]:
+        """The secrets in the feedback files (every one, readable or not), by locator.
+
+        Not kept: events are a few lines each and read only by ``check``.
+        """
+        from reliora_git.records.credentials import event_fields, scan_store_file
+        from reliora_git.records.feedback import parse_event
+
+        found: dict[str, list[Finding]] = {}
+        for locator in self.event_locators:
+            checkpoint()
+            text = self.file_text(locator)
+            try:
+                fields = event_fields(parse_event(text, locator)) if text is not None else []
+            except RecordError:
+                fields = []  # unreadable: its text is scanned all the same
+            findings = scan_store_file(locator, text, fields, entropy=entropy)
+            if findings:
+                found[locator] = findings
+        return found
+
+    def file_text(self, locator: str) -> str | None:
+        """A store file's text (from git when the index reads git); None when it cannot be
+        read (its name is still scanned, and the reader reports why elsewhere)."""
+        try:
+            if self.source is not None:
+                file = self._source_files.get(locator)
+                value: str | RecordError | None = (
+                    None if file is None else self.source.texts([file])[0]
+                )
+            else:
+                path = self.store.root.joinpath(*locator.split("/"))
+                value = read_text(FileEntry(locator, path, path.stat().st_size, 0))
+        except (OSError, RelioraError):
+            return None
+        return value if isinstance(value, str) else None
+
+    @functools.cached_property
+    def _source_files(self) -> dict[str, ScannedFile]:
+        source = self.source
+        return {} if source is None else {f.locator: f for f in source.records + source.events}
 
     def save(self) -> None:
         """Write what this command added to the index (secret scans), if anything."""
