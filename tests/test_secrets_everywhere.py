@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.records.credentials import mask, redact, scan_fields, scan_store_file
+from reliora_git.records import credentials
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 from tests.test_secrets import FAKES, TOKEN, _secret_part
@@ -235,15 +235,15 @@ def test_review_reports_secrets_in_unknown_keys_and_feedback_authors(
 
 
 def test_masks_show_at_most_the_last_four_characters_and_nothing_of_a_short_value() -> None:
-    assert mask(TOKEN) == "…" + TOKEN[-4:]
-    assert mask("hunter2") == "…"
-    assert mask("elevenchars") == "…"
-    (finding,) = scan_fields([("solution", "postgres://admin:hunter2@db/app")])
+    assert credentials.mask(TOKEN) == "…" + TOKEN[-4:]
+    assert credentials.mask("hunter2") == "…"
+    assert credentials.mask("elevenchars") == "…"
+    (finding,) = credentials.scan_fields([("solution", "postgres://admin:hunter2@db/app")])
     assert finding.masked == "…"
-    (finding,) = scan_fields([("solution", FAKES["basic-auth-credentials"])])
+    (finding,) = credentials.scan_fields([("solution", FAKES["basic-auth-credentials"])])
     assert finding.masked == "…" + "s3cr3tPassw0rd"[-4:]
     for kind, value in FAKES.items():
-        for found in scan_fields([("x", value)]):
+        for found in credentials.scan_fields([("x", value)]):
             shown = found.masked.replace("…", "")
             assert len(shown) <= 4, (kind, found.masked)
 
@@ -256,23 +256,23 @@ def test_redact_replaces_every_secret_by_its_mask_and_keeps_the_rest() -> None:
         f"T={TOKEN} # pragma: allowlist secret\n"
         "nothing to see"
     )
-    shown = redact(text)
+    shown = credentials.redact(text)
     assert shown == (
         f"token …{TOKEN[-4:]} here\r\n"
         "postgres://admin:…@db/app\n"
-        f"{redact(FAKES['private-key'])}\n"
+        f"{credentials.redact(FAKES['private-key'])}\n"
         f"T=…{TOKEN[-4:]} # pragma: allowlist secret\n"
         "nothing to see"
     )
     assert "hunter2" not in shown and _secret_part(TOKEN) not in shown
     for kind, value in FAKES.items():
-        assert _secret_part(value) not in redact(f"a {value} b"), kind
-    assert redact("plain text\n") == "plain text\n"
+        assert _secret_part(value) not in credentials.redact(f"a {value} b"), kind
+    assert credentials.redact("plain text\n") == "plain text\n"
 
 
 def test_scan_store_file_names_the_part_of_the_file_and_its_line() -> None:
     text = "---\nid: deploy\nmeta:\n  deep: " + json.dumps(TOKEN) + "\n---\nintro\n## Odd\nx\n"
-    (finding,) = scan_store_file(".reliora/experiences/deploy.md", text)
+    (finding,) = credentials.scan_store_file(".reliora/experiences/deploy.md", text)
     assert (finding.field, finding.line, finding.kind) == ("front matter meta", 4, "GitHub Token")
 
 
@@ -284,15 +284,13 @@ MIB = 1 << 20
 def test_a_hostile_mebibyte_line_is_scanned_and_a_token_after_it_still_found() -> None:
     # 64,000 slashes took 17 s (npm's expression backtracks); a MiB about an hour.
     for hostile in ("/" * MIB, ("eyJ" * MIB)[:MIB], ("//x" * MIB)[:MIB] + "/:_authToken="):
-        assert scan_fields([("x", hostile)]) == []
-        (finding,) = scan_fields([("x", hostile + " " + TOKEN)])
+        assert credentials.scan_fields([("x", hostile)]) == []
+        (finding,) = credentials.scan_fields([("x", hostile + " " + TOKEN)])
         assert finding.kind == "GitHub Token"
-        assert redact(hostile) == hostile
+        assert credentials.redact(hostile) == hostile
 
 
 def test_the_linear_npm_and_jwt_matchers_find_what_their_expressions_find() -> None:
-    from reliora_git.records.credentials import _jwt_spans, _npm_spans
-
     npm = re.compile(r"\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*")
     jwt = re.compile(r"eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?[A-Za-z0-9-_.+/=]*?")
     rng = random.Random(23)
@@ -300,9 +298,9 @@ def test_the_linear_npm_and_jwt_matchers_find_what_their_expressions_find() -> N
     jwt_parts = ["eyJ", "a", ".", "=", " ", "-", "e", "J", "/", "+"]
     for _ in range(20000):
         line = "".join(rng.choice(npm_parts) for _ in range(rng.randint(0, 8)))
-        assert bool(npm.search(line)) == bool(list(_npm_spans(line))), line
+        assert bool(npm.search(line)) == bool(list(credentials._npm_spans(line))), line
         line = "".join(rng.choice(jwt_parts) for _ in range(rng.randint(0, 14)))
-        assert [m.span() for m in jwt.finditer(line)] == list(_jwt_spans(line)), line
+        assert [m.span() for m in jwt.finditer(line)] == list(credentials._jwt_spans(line)), line
 
 
 # --- plugin loading --------------------------------------------------------------------------
