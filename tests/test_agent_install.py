@@ -333,3 +333,17 @@ def test_append_then_remove_gives_the_original_text(text: str, path: tuple[Any, 
     after = jsonedit.resolve(added, path)
     assert after is not None
     assert jsonedit.remove(added, after, len(after.children) - 1) == text
+
+
+def test_uninstall_with_nothing_installed_says_so(repo: Path, cli: Cli) -> None:
+    write(repo, {"AGENTS.md": AGENTS})
+    done = cli("agent", "uninstall")
+    assert done.returncode == 0 and "Nothing to remove" in done.stdout
+    assert (repo / "AGENTS.md").read_text() == AGENTS
+
+
+def test_status_prints_the_hook_log(repo: Path, cli: Cli) -> None:
+    cli("hook", input="{not json")
+    done = cli("agent", "status")
+    assert done.returncode == 0
+    assert "Hook log (newest last):" in done.stdout and "stdin is not JSON" in done.stdout
