@@ -331,3 +331,9 @@ def test_a_cwd_that_no_longer_exists_falls_back_to_the_hook_folder(
     payload["cwd"] = str(tmp_path / "removed")
     done = cli("hook", input=json.dumps(payload))
     assert "billing-retry-backoff" in context_of(done, "UserPromptSubmit")
+
+
+def test_stdin_past_its_limit_prints_nothing_and_logs(lessons: Store, cli: Cli, repo: Path) -> None:
+    done = cli("hook", input=prompt(repo, "retries " * 150_000))
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "larger than 1024 KiB" in log_lines(cli)[-1]
