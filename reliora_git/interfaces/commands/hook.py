@@ -64,9 +64,9 @@ def run_hook(client: str = "claude-code") -> int:
 
     def job() -> None:
         try:
-            if len(raw) > MAX_INPUT:
-                raise agent_hook.HookInputError(f"stdin is larger than {MAX_INPUT // 1024} KiB")
             try:
+                if len(raw) > MAX_INPUT:
+                    raise agent_hook.HookInputError(f"stdin is larger than {MAX_INPUT // 1024} KiB")
                 request = agent_hook.parse_request(raw)
             except agent_hook.HookInputError:
                 work.state = agent_hook.git_places(Path.cwd()).state
