@@ -463,3 +463,13 @@ def test_a_blob_over_the_size_limit_is_reported_never_read_and_the_rest_syncs(
         "reliora: warning: repo: .reliora/experiences/huge.md: is larger than 1024 KiB"
     ]
     assert synced_ids(org_db, "repo") == ["small-one"]
+
+
+@pytest.mark.parametrize(
+    "text", ["", "plain", "\0", "\x01", "\x010", "\x01\x01\0", "a\0\x01b\x01", "\x01" * 5 + "0"]
+)
+def test_text_kept_for_postgresql_holds_no_nul_and_reads_back_exactly(text: str) -> None:
+    from reliora_git.org.pgtext import shown, stored
+
+    assert "\0" not in stored(text)
+    assert shown(stored(text)) == text

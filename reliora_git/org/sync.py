@@ -747,6 +747,8 @@ def _vacuum(conn: psycopg.Connection[Any]) -> None:
     try:
         conn.autocommit = True
         conn.execute("VACUUM (ANALYZE) postings, records, terms")
+    except psycopg.errors.LockNotAvailable:
+        pass  # another sync's VACUUM outlasted the wait: it does the same work
     except psycopg.Error as error:
         raise database_error(error) from None
 

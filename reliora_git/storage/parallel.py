@@ -55,7 +55,8 @@ def _close_inherited_sockets() -> None:
     A worker that kept a copy of the parent's connection would keep its
     transaction and locks open after the parent was killed. ``os.close`` sends
     nothing (a client library's close would tell the server the session ended).
-    The pool talks to workers over pipes, which stay.
+    The pool talks to workers over pipes, which stay; so do standard input,
+    output and error, whatever they are.
     """
     import stat
 
@@ -64,6 +65,8 @@ def _close_inherited_sockets() -> None:
     except OSError:
         return
     for fd in fds:
+        if fd <= 2:
+            continue
         try:
             if stat.S_ISSOCK(os.fstat(fd).st_mode):
                 os.close(fd)
