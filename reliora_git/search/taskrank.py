@@ -21,9 +21,10 @@ the solution), saturating, so that no single word decides alone:
   ``weight × idf × tf / (tf + k1)`` where ``tf = Σ field_weight × match``
   (1 exact, the discount for a stem) over the fields holding the word, and
   ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``.
-* **Floor.** Records below :attr:`Settings.min_score`, or matching fewer than
-  :attr:`Settings.min_words` words, are left out: a task the store knows
-  nothing about gets nothing.
+* **Floor.** Records scoring below :attr:`Settings.floor` × the idf of a word
+  held by a single record (the most one word can give), or matching fewer than
+  :attr:`Settings.min_words` words, are left out: a prompt that carries no task
+  ("yes, go ahead", "run the tests again") gets nothing.
 
 Every part of a score is kept (:class:`WordMatch`), so each result says which
 words, in which fields, gave how much. Deterministic: ties go to the smaller id.
@@ -44,18 +45,10 @@ from reliora_git.search.tokens import tokenize
 
 _COMPONENTS = (1 << COMPONENT_BITS) - 1
 
-#: Field weights of the BM25F sum, in FIELDS order (chosen by bench/brief.py: docs/ranking.md).
-DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
-    "tags": 2.0,
-    "title": 3.0,
-    "problems": 2.0,
-    "task": 1.5,
-    "solution": 1.0,
-    "projectContext": 1.0,
-    "applicability": 1.0,
-    "failedAttempts": 1.0,
-    "warnings": 1.0,
-}
+#: Field weights of the BM25F sum, in FIELDS order. Measured (bench/brief.py, docs/ranking.md):
+#: weighting title, tags or problems above the rest moved no figure beyond one task in 139,
+#: so every field counts alike and a word gains by the number of fields that hold it.
+DEFAULT_FIELD_WEIGHTS: dict[str, float] = dict.fromkeys(FIELDS, 1.0)
 
 
 @dataclass(frozen=True)
@@ -63,16 +56,23 @@ class Settings:
     """The knobs of the ranking; the defaults are the measured choice (docs/ranking.md)."""
 
     field_weights: tuple[float, ...] = tuple(DEFAULT_FIELD_WEIGHTS.values())
-    k1: float = 1.2
+    k1: float = 1.5
     #: What a match by stem counts for, against 1 for the word itself (0 turns stems off).
     stem_discount: float = 0.5
     #: Words held by more than this share of the store's records are dropped.
-    max_df_share: float = 0.2
+    max_df_share: float = 0.5
     #: Weight of each of the agent's own keywords (``--query``), against 1 for a task word.
-    query_weight: float = 2.0
-    #: The relevance floor: the least score, and the fewest words matched, of a result.
-    min_score: float = 0.0
-    min_words: int = 1
+    query_weight: float = 3.0
+    #: BM25's length normalisation of each field (0: a field's length does not matter);
+    #: it needs the records' field lengths (see rank_task).
+    b: float = 0.0
+    #: Match words by the prefix rule of SPEC.md §4 (as search does) instead of by stem.
+    prefix: bool = False
+    #: The relevance floor: a result scores at least this share of the most one word can
+    #: give in this store (the idf of a word held by one record), and matches at least
+    #: ``min_words`` words: a single shared word is never enough.
+    floor: float = 0.7
+    min_words: int = 2
 
     def mask_weights(self) -> list[float]:
         """Summed field weights of every component mask (bit k is FIELDS[k])."""
@@ -216,6 +216,41 @@ def _postings(inverted: InvertedIndex, word: str, stems: bool) -> _Postings:
     return _Postings(exact, by_stem, stem_terms)
 
 
+def idf_of(df: int, total: int) -> float:
+    """BM25's idf of a word held by ``df`` of ``total`` records (never negative)."""
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _prefix_postings(inverted: InvertedIndex, word: str) -> _Postings:
+    """Postings by the prefix rule of SPEC.md §4: the word itself exact, the rest "by stem"."""
+    exact: dict[int, int] = {}
+    inverted.masks(word, exact)
+    every = inverted.masks(word)
+    by_stem = {slot: mask for slot, mask in every.items() if mask & ~exact.get(slot, 0)}
+    return _Postings(exact, by_stem, {slot: [] for slot in by_stem})
+
+
+def _norms(
+    docs: Sequence[IndexedRecord | None],
+    lengths: Sequence[Sequence[int] | None],
+    settings: Settings,
+) -> dict[int, tuple[float, ...]]:
+    """Slot → BM25's ``1 − b + b × length / average length`` of each field."""
+    live = [
+        (slot, found)
+        for slot, found in enumerate(lengths)
+        if found is not None and slot < len(docs) and docs[slot] is not None
+    ]
+    if not live:
+        return {}
+    count = len(FIELDS)
+    average = [max(sum(found[k] for _, found in live) / len(live), 1.0) for k in range(count)]
+    b = settings.b
+    return {
+        slot: tuple(1 - b + b * found[k] / average[k] for k in range(count)) for slot, found in live
+    }
+
+
 def rank_task(
     inverted: InvertedIndex,
     words: Sequence[TaskWord],
@@ -223,12 +258,15 @@ def rank_task(
     *,
     admit: Callable[[IndexedRecord], bool] = lambda doc: doc.is_active,
     floor: bool = True,
+    lengths: Sequence[Sequence[int] | None] | None = None,
 ) -> list[TaskHit]:
     """The records relevant to ``words``, best first (score, then id), each explained.
 
     ``admit`` decides which records may be results (by default the active ones);
     every live record counts for the words' document frequencies. ``floor=False``
     keeps the records below the relevance floor (the bench measures what it costs).
+    ``lengths`` (slot → the tokens in each field, FIELDS order) is needed when
+    ``settings.b`` is above 0.
     """
     settings = settings or Settings()
     docs = inverted.docs
@@ -238,19 +276,33 @@ def rank_task(
     weight_of = settings.mask_weights()
     discount = settings.stem_discount
     k1 = settings.k1
+    norms = _norms(docs, lengths, settings) if lengths is not None and settings.b else None
+    weights = settings.field_weights
     scores: dict[int, float] = {}
     matched: dict[int, list[WordMatch]] = {}
     for word in words:
-        found = _postings(inverted, word.text, discount > 0)
+        found = (
+            _prefix_postings(inverted, word.text)
+            if settings.prefix
+            else _postings(inverted, word.text, discount > 0)
+        )
         holders = found.exact.keys() | found.by_stem.keys()
         df = len(holders)
         if df == 0 or df > settings.max_df_share * total:
             continue
-        idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+        idf = idf_of(df, total)
         for slot in holders:
             exact = found.exact.get(slot, 0)
             stemmed = found.by_stem.get(slot, 0) & ~exact
-            tf = weight_of[exact] + discount * weight_of[stemmed]
+            if norms is None:
+                tf = weight_of[exact] + discount * weight_of[stemmed]
+            else:
+                norm = norms[slot]
+                tf = sum(
+                    weights[k] * (1.0 if exact >> k & 1 else discount) / norm[k]
+                    for k in range(len(FIELDS))
+                    if (exact | stemmed) >> k & 1
+                )
             part = word.weight * idf * tf / (tf + k1)
             scores[slot] = scores.get(slot, 0.0) + part
             terms = tuple(found.stem_terms.get(slot, ())) if stemmed else ()
@@ -264,6 +316,7 @@ def rank_task(
                 part,
             )
             matched.setdefault(slot, []).append(match)
+    least = settings.floor * idf_of(1, total)
     hits = []
     for slot, score in scores.items():
         doc = docs[slot]
@@ -271,7 +324,7 @@ def rank_task(
         if not admit(doc):
             continue
         parts = matched[slot]
-        if floor and (score < settings.min_score or len(parts) < settings.min_words):
+        if floor and (score < least or len(parts) < settings.min_words):
             continue
         parts.sort(key=lambda m: (-m.score, m.word))
         hits.append(TaskHit(slot, doc, score, tuple(parts)))

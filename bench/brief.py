@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""Measure the brief's task ranking, its relevance floor and its speed (SPEC.md §14).
+
+Usage (from the repository root, with the package importable):
+
+    python bench/brief.py --corpus ../shared/corpora/til            # ranking and floor
+    python bench/brief.py --corpus ../shared/corpora/til --timing   # and `reliora brief` at 1k/10k
+    python bench/brief.py --variants                                 # every candidate measured
+
+**Ranking.** ``bench/data/brief_tasks.jsonl`` holds tasks written from the corpus'
+notes (``{"id", "task", "query", "kind"}``: ``id`` is the note the task needs,
+``task`` the situation as a person would hand it to an agent, never the note's
+distinctive words, ``query`` the keywords an agent would search with). For each
+ranking, R@1, R@5 and MRR@10 of the note, from the task alone and from the task
+with the keywords: the §5 ranking of ``search`` (the text as its query), plain
+BM25 over each record's whole text (real term frequencies, k1 1.2, b 0.75,
+computed here from the records' field strings, independent of the index), and
+the brief's ranking (search/taskrank.py) with its candidate settings.
+
+**Floor.** ``bench/data/brief_no_task_prompts.txt`` holds prompts that carry no
+task ("yes, go ahead"), one a line: the share that gets a non-empty brief
+(target ≤ 10%), and the share of tasks whose note is in the top 5 without the
+floor but lost with it.
+
+**Speed** (``--timing``): ``reliora brief TASK`` as a whole process on stores of
+1,000 and 10,000 records made as bench/run.py makes them, medians of several
+runs, next to ``reliora search`` of the task's keywords and ``git grep -il`` of
+the same keywords in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from reliora_git.operations import api  # noqa: E402
+from reliora_git.records.errors import RelioraError  # noqa: E402
+from reliora_git.search.rank import FIELD_SEPARATOR  # noqa: E402
+from reliora_git.search.stopwords import STOP_WORDS  # noqa: E402
+from reliora_git.search.taskrank import Settings, rank_task, task_words  # noqa: E402
+from reliora_git.search.tokens import tokenize  # noqa: E402
+from reliora_git.storage.index import StoreIndex, open_index  # noqa: E402
+from reliora_git.storage.store import Store  # noqa: E402
+
+DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpora" / "til"
+TASKS = REPO_ROOT / "bench" / "data" / "brief_tasks.jsonl"
+PROMPTS = REPO_ROOT / "bench" / "data" / "brief_no_task_prompts.txt"
+#: Ranks looked at: R@1, R@5, MRR@10.
+DEPTH = 10
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    task: str
+    query: str
+    kind: str
+
+
+def read_tasks(path: Path) -> list[Task]:
+    tasks = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            data = json.loads(line)
+            tasks.append(
+                Task(data["id"], data["task"], data.get("query", ""), data.get("kind", ""))
+            )
+    return tasks
+
+
+def read_prompts(path: Path) -> list[str]:
+    if not path.is_file():
+        return []
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# --- rankings --------------------------------------------------------------------------------
+
+#: A ranking: (task text, keywords) → record ids, best first.
+Ranking = Callable[[str, str], list[str]]
+
+
+def search_ranking(store: Store, index: StoreIndex) -> Ranking:
+    """The §5 ranking of ``search``, the task (and keywords) as the query."""
+
+    def rank(task: str, query: str) -> list[str]:
+        try:
+            result = api.search(store, f"{task} {query}".strip(), index=index)
+        except RelioraError:
+            return []
+        return [hit.doc.id for hit in result.hits[:DEPTH]]
+
+    return rank
+
+
+class PlainBM25:
+    """Textbook BM25 over each record's whole text (its nine fields as one), real tf."""
+
+    def __init__(self, index: StoreIndex, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.ids: list[str] = []
+        self.tfs: list[Counter[str]] = []
+        df: Counter[str] = Counter()
+        for slot in index.slots():
+            doc = index.inverted.docs[slot]
+            assert doc is not None
+            if not doc.is_active:
+                continue
+            counts = Counter(index.text_of(slot).split())
+            self.ids.append(doc.id)
+            self.tfs.append(counts)
+            df.update(counts.keys())
+        self.df = df
+        self.lengths = [sum(c.values()) for c in self.tfs]
+        self.average = sum(self.lengths) / max(len(self.lengths), 1)
+
+    def __call__(self, task: str, query: str) -> list[str]:
+        words = list(dict.fromkeys(t for t in tokenize(f"{task} {query}") if t not in STOP_WORDS))
+        n = len(self.ids)
+        scores: list[tuple[float, str]] = []
+        idf = {w: math.log(1 + (n - self.df[w] + 0.5) / (self.df[w] + 0.5)) for w in words}
+        for doc_id, counts, length in zip(self.ids, self.tfs, self.lengths, strict=True):
+            score = 0.0
+            norm = self.k1 * (1 - self.b + self.b * length / self.average)
+            for w in words:
+                tf = counts.get(w, 0)
+                if tf:
+                    score += idf[w] * tf * (self.k1 + 1) / (tf + norm)
+            if score > 0:
+                scores.append((-score, doc_id))
+        scores.sort()
+        return [doc_id for _, doc_id in scores[:DEPTH]]
+
+
+def field_lengths(index: StoreIndex) -> list[list[int] | None]:
+    """Slot → tokens in each of the nine fields (for the length-normalised candidates)."""
+    found: list[list[int] | None] = [None] * len(index.inverted.docs)
+    for slot in index.slots():
+        found[slot] = [len(f.split()) for f in index.text_of(slot).split(FIELD_SEPARATOR)]
+    return found
+
+
+def task_ranking(
+    index: StoreIndex, settings: Settings, lengths: Sequence[Sequence[int] | None] | None = None
+) -> Ranking:
+    def rank(task: str, query: str) -> list[str]:
+        words = task_words(task, query, settings)
+        hits = rank_task(index.inverted, words, settings, floor=False, lengths=lengths)
+        return [hit.doc.id for hit in hits[:DEPTH]]
+
+    return rank
+
+
+# --- measures --------------------------------------------------------------------------------
+
+
+@dataclass
+class Scores:
+    r1: float
+    r5: float
+    mrr: float
+    n: int
+
+    def row(self) -> str:
+        return f"{self.r1:.3f} | {self.r5:.3f} | {self.mrr:.3f}"
+
+
+def measure(rank: Ranking, tasks: Sequence[Task], with_query: bool) -> Scores:
+    r1 = r5 = mrr = 0.0
+    for task in tasks:
+        found = rank(task.task, task.query if with_query else "")
+        position = found.index(task.id) + 1 if task.id in found else None
+        if position is not None:
+            r1 += position == 1
+            r5 += position <= 5
+            mrr += 1 / position
+    n = max(len(tasks), 1)
+    return Scores(r1 / n, r5 / n, mrr / n, len(tasks))
+
+
+def candidates(chosen: Settings, all_variants: bool) -> list[tuple[str, Settings, bool]]:
+    """(label, settings, needs field lengths) of the brief's candidate rankings."""
+    weighted = (2.0, 3.0, 2.0, 1.5, 1.0, 1.0, 1.0, 1.0, 1.0)  # FIELDS order: tags, title, …
+    found = [
+        ("brief (chosen: BM25 over fields, stems ×0.5)", chosen, False),
+        (
+            "brief, BM25F weights title 3, tags 2, problems 2, task 1.5",
+            replace(chosen, field_weights=weighted),
+            False,
+        ),
+        ("brief, field lengths normalised (b 0.3)", replace(chosen, b=0.3), True),
+        ("brief, no stems", replace(chosen, stem_discount=0.0), False),
+        ("brief, §4 prefix rule instead of stems", replace(chosen, prefix=True), False),
+        ("brief, words in > 10% of records dropped", replace(chosen, max_df_share=0.1), False),
+        ("brief, keywords weighted as task words (×1)", replace(chosen, query_weight=1.0), False),
+    ]
+    if all_variants:
+        for b in (0.5, 0.75):
+            found.append((f"brief, b {b}", replace(chosen, b=b), True))
+        for k1 in (0.9, 1.2, 2.0):
+            found.append((f"brief, k1 {k1}", replace(chosen, k1=k1), False))
+        for share in (0.2, 0.3, 1.0):
+            found.append(
+                (
+                    f"brief, words in > {share:.0%} dropped",
+                    replace(chosen, max_df_share=share),
+                    False,
+                )
+            )
+        for discount in (0.3, 0.7, 1.0):
+            found.append(
+                (f"brief, stems ×{discount}", replace(chosen, stem_discount=discount), False)
+            )
+        for weight in (1.5, 2.0, 4.0):
+            found.append(
+                (f"brief, keywords ×{weight}", replace(chosen, query_weight=weight), False)
+            )
+    return found
+
+
+def floor_figures(
+    index: StoreIndex, settings: Settings, tasks: Sequence[Task], prompts: Sequence[str]
+) -> dict[str, Any]:
+    """Prompts without a task that get a lesson, and tasks whose note the floor loses."""
+    injected = [
+        p for p in prompts if rank_task(index.inverted, task_words(p, "", settings), settings)
+    ]
+    lost = []
+    for task in tasks:
+        words = task_words(task.task, "", settings)
+        every = [h.doc.id for h in rank_task(index.inverted, words, settings, floor=False)[:5]]
+        kept = [h.doc.id for h in rank_task(index.inverted, words, settings)[:5]]
+        if task.id in every and task.id not in kept:
+            lost.append(task.id)
+    return {
+        "prompts": len(prompts),
+        "promptsInjected": len(injected),
+        "injectedShare": len(injected) / len(prompts) if prompts else None,
+        "injectedExamples": injected[:10],
+        "tasks": len(tasks),
+        "tasksLost": len(lost),
+        "lostShare": len(lost) / len(tasks) if tasks else None,
+    }
+
+
+# --- speed -----------------------------------------------------------------------------------
+
+
+def timing(
+    corpus: Path, tasks: Sequence[Task], sizes: Sequence[int], runs: int
+) -> list[dict[str, Any]]:
+    """``reliora brief`` as a process at each size, beside search and git grep of the keywords."""
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    import run as bench_run  # bench/run.py: the same stores and the same process measure
+
+    sources = bench_run.read_corpus(corpus)
+    exe = bench_run.reliora_command()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    rows: list[dict[str, Any]] = []
+    sample = list(tasks[:: max(len(tasks) // 5, 1)][:5])
+    with tempfile.TemporaryDirectory(prefix="reliora-brief-bench-") as work:
+        env["XDG_CACHE_HOME"] = str(Path(work) / "cache")
+        for size in sizes:
+            root = Path(work) / f"store-{size}"
+            bench_run.make_store(root, sources, size)
+            bench_run.run_once([*exe, "search", "warm", "--json"], root, env)  # the cache
+            measures: dict[str, list[float]] = {
+                "brief": [],
+                "brief --query": [],
+                "search": [],
+                "git grep": [],
+            }
+            for task in sample:
+                argv = {
+                    "brief": [*exe, "brief", task.task],
+                    "brief --query": [*exe, "brief", task.task, "--query", task.query],
+                    "search": [*exe, "search", task.query or task.task, "--json"],
+                    "git grep": bench_run.grep_argv(task.query or task.task),
+                }
+                for label, command in argv.items():
+                    bench_run.run_once(command, root, env)
+                    for _ in range(runs):
+                        elapsed, _cpu, code, _peak, stderr = bench_run.run_once(command, root, env)
+                        if code not in (0, 1):
+                            sys.exit(
+                                f"bench: {' '.join(command[:3])} failed: {stderr.strip()[:300]}"
+                            )
+                        measures[label].append(elapsed)
+            row = {"size": size}
+            row.update({label: statistics.median(found) for label, found in measures.items()})
+            rows.append(row)
+            print(
+                f"  {size:>6,} records: "
+                + ", ".join(f"{k} {v:.3f} s" for k, v in row.items() if k != "size"),
+                flush=True,
+            )
+    return rows
+
+
+# --- main ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--tasks", type=Path, default=TASKS)
+    parser.add_argument("--prompts", type=Path, default=PROMPTS)
+    parser.add_argument("--variants", action="store_true", help="measure every candidate setting")
+    parser.add_argument("--timing", action="store_true", help="time `reliora brief` at 1k and 10k")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--out", type=Path, help="write the figures as JSON here")
+    args = parser.parse_args()
+
+    store = Store(args.corpus.resolve())
+    index = open_index(store)
+    tasks = read_tasks(args.tasks)
+    known = {doc.id for doc in index.docs()}
+    unknown = [t.id for t in tasks if t.id not in known]
+    if unknown:
+        sys.exit(f"bench: tasks name notes the corpus lacks: {', '.join(unknown[:5])}")
+    prompts = read_prompts(args.prompts)
+    chosen = Settings()
+    print(f"{len(tasks)} tasks, {len(prompts)} prompts without a task, {len(known)} records\n")
+
+    rankings: list[tuple[str, Ranking]] = [
+        ("search (§5 ranking, the text as its query)", search_ranking(store, index)),
+        ("plain BM25 (whole text, real tf, k1 1.2, b 0.75)", PlainBM25(index)),
+    ]
+    lengths = None
+    for label, settings, needs_lengths in candidates(chosen, args.variants):
+        if needs_lengths and lengths is None:
+            lengths = field_lengths(index)
+        rankings.append((label, task_ranking(index, settings, lengths if needs_lengths else None)))
+
+    figures: dict[str, Any] = {"tasks": len(tasks), "rankings": []}
+    print("| ranking | task: R@1 | R@5 | MRR@10 | task + keywords: R@1 | R@5 | MRR@10 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for label, rank in rankings:
+        alone = measure(rank, tasks, with_query=False)
+        both = measure(rank, tasks, with_query=True)
+        print(f"| {label} | {alone.row()} | {both.row()} |", flush=True)
+        figures["rankings"].append(
+            {"ranking": label, "task": vars(alone), "taskAndQuery": vars(both)}
+        )
+
+    floor = floor_figures(index, chosen, tasks, prompts)
+    figures["floor"] = floor
+    print(
+        f"\nfloor ({chosen.floor} × the idf of a word held by one record, at least "
+        f"{chosen.min_words} words): "
+        f"{floor['promptsInjected']}/{floor['prompts']} prompts without a task get a lesson; "
+        f"{floor['tasksLost']}/{floor['tasks']} tasks lose their note from the top 5"
+    )
+    for prompt in floor["injectedExamples"]:
+        print(f"  injected: {prompt!r}")
+
+    if args.timing:
+        print("\ntiming (median wall seconds):")
+        figures["timing"] = timing(args.corpus, tasks, args.sizes, args.runs)
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    main()
+    print(f"\n({time.perf_counter() - start:.1f} s)")
