@@ -473,3 +473,26 @@ def test_text_kept_for_postgresql_holds_no_nul_and_reads_back_exactly(text: str)
 
     assert "\0" not in stored(text)
     assert shown(stored(text)) == text
+
+
+def test_a_repository_that_fails_half_way_is_one_line_and_the_next_still_syncs(
+    store: Store, write_record: RecordMaker, repo: Path, org_db: str, tmp_path: Path
+) -> None:
+    """A broken object store (a record's blob cut short) fails that repository only."""
+    write_record("broken-blob", "A record whose blob is damaged")
+    commit(repo, "broken")
+    blob = git(repo, "rev-parse", "HEAD:.reliora/experiences/broken-blob.md").strip()
+    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
+    data = loose.read_bytes()
+    loose.chmod(0o644)
+    loose.write_bytes(data[: len(data) // 2])
+    other = second_repository(tmp_path, "other", "after")
+
+    running = sync(org_db, str(repo), str(other))
+    _, err = running.communicate(timeout=120)
+    assert running.returncode == 2, err
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if line.startswith("reliora: error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"reliora: error: {repo}: git cat-file failed")
+    assert synced_ids(org_db, "other") == ["after-0", "after-1", "after-2"]
+    assert synced_ids(org_db, "repo") == []  # rolled back: nothing of it was written
