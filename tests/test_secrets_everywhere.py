@@ -303,6 +303,30 @@ def test_the_linear_npm_and_jwt_matchers_find_what_their_expressions_find() -> N
         assert [m.span() for m in jwt.finditer(line)] == list(credentials._jwt_spans(line)), line
 
 
+def test_each_line_gets_the_kinds_the_plugins_themselves_find() -> None:
+    """The needles, the keyword-anchored search and the linear npm/JWT code change
+    how the plugins are run, never what they find: compared with each plugin's own
+    ``analyze_string`` on random lines built from credentials and their context."""
+    modules = credentials._import_plugins(sorted({m for m, _ in credentials._PLUGINS}))
+    plugins = [getattr(modules[module], name)() for module, name in credentials._PLUGINS]
+    pieces = [
+        *FAKES.values(),
+        *("ibm_cloud_iam_api_key = ", "cos_hmac_", "secret_access_key", "cloudant_password: "),
+        *("sl_api_key=", "softlayer_token ", "aws_secret_key='", "password", "pass", "token"),
+        *("'", '"', "[", "]", " ", "=", ":", "x", "-", "_", "ß", "İ", "ſ"),
+        *("a" * 44, "0123456789abcdef" * 4, "A1b2" * 10, "abcdefghijklmnopqrstuvwx"),
+        *("https://acct:", "@acct.cloudant.com", "AKC" + "a" * 12, "APB" + "a" * 10),
+        *("AC" + "0" * 32, "12345678:" + "A" * 35, "-us12", "0" * 32),
+    ]
+    scanners = credentials._plugins(False)
+    rng = random.Random(23)
+    for _ in range(5000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
+        expected = {p.secret_type for p in plugins if list(p.analyze_string(line))}
+        found = {hit.kind for hit in credentials._line_hits(scanners, line)}
+        assert found == expected, line
+
+
 # --- plugin loading --------------------------------------------------------------------------
 
 

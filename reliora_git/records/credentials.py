@@ -215,12 +215,13 @@ def _line_hits(scanners: _Scanners, line: str) -> list[_Hit]:
     linear code below instead (docs/security.md, bench/secrets.py).
     """
     folded = line.casefold()
-    present = {needle for needle in scanners.needles if needle in folded}
+    chosen = set(scanners.always)
+    for needle, numbers in scanners.by_needle.items():
+        if needle in folded:
+            chosen.update(numbers)
     hits: list[_Hit] = []
-    for scanner in scanners.each:
-        if scanner.needles and scanner.needles.isdisjoint(present):
-            continue
-        hits.extend(scanner.find(line))
+    for number in sorted(chosen):
+        hits.extend(scanners.each[number].find(line))
     return hits
 
 
@@ -239,8 +240,11 @@ class _Scanner:
 @dataclass(frozen=True)
 class _Scanners:
     each: tuple[_Scanner, ...]
-    #: Every scanner's needles: looked for once a line.
-    needles: frozenset[str]
+    #: Needle → the scanners (their numbers in ``each``) it lets run: a line is
+    #: searched once for each needle, and only the scanners it needs are called.
+    by_needle: dict[str, tuple[int, ...]]
+    #: The scanners without needles.
+    always: tuple[int, ...]
 
 
 #: Needles by plugin (class name), for those whose expressions all need the same words.
@@ -299,18 +303,83 @@ def _scanners_of(plugins: Sequence[Any]) -> _Scanners:
             each.extend(
                 _Scanner(
                     frozenset(_expression_needles(name, regex.pattern)),
-                    functools.partial(_regex_hits, name, kind, regex),
+                    _regex_find(name, kind, regex),
                 )
                 for regex in plugin.denylist
             )
             continue
         each.append(_Scanner(frozenset(_PLUGIN_NEEDLES.get(name, ())), find))
-    needles: frozenset[str] = frozenset().union(*(scanner.needles for scanner in each))
-    return _Scanners(tuple(each), needles)
+    by_needle: dict[str, list[int]] = {}
+    for number, scanner in enumerate(each):
+        for needle in scanner.needles:
+            by_needle.setdefault(needle, []).append(number)
+    always = tuple(number for number, scanner in enumerate(each) if not scanner.needles)
+    return _Scanners(
+        tuple(each), {needle: tuple(numbers) for needle, numbers in by_needle.items()}, always
+    )
+
+
+def _regex_find(name: str, kind: str, regex: re.Pattern[str]) -> Callable[[str], Iterable[_Hit]]:
+    keyword = _keyword_part(regex)
+    if keyword is None:
+        return functools.partial(_regex_hits, name, kind, regex)
+    return functools.partial(_assignment_hits, name, kind, regex, keyword)
 
 
 def _regex_hits(name: str, kind: str, regex: re.Pattern[str], line: str) -> Iterable[_Hit]:
     return [_match_hit(name, kind, match) for match in regex.finditer(line)]
+
+
+#: Where the keyword starts in detect-secrets' ``build_assignment_regex`` expressions.
+_KEYWORD_STARTS = ("(?:key|", "(?:secret[")
+#: Characters before its keyword that such an expression can match: ``[``, a quote,
+#: a prefix of at most 16 (``ibm_cloud_iam_api``), separators. With margin.
+_KEYWORD_BEFORE = 32
+
+
+def _keyword_part(regex: re.Pattern[str]) -> re.Pattern[str] | None:
+    """The part of a ``KEYWORD = "VALUE"`` expression from its keyword on, or None.
+
+    Those expressions (IBM Cloud IAM and COS, Cloudant, SoftLayer: ``[\\W^][ "]
+    prefix? keyword "? ]? = "VALUE"``) start with a dozen optional parts, tried
+    at every position of a line at 1–2 µs a character: a MiB of ``password =
+    key=token: …`` took seconds. Their keyword part starts with a literal, which
+    ``re`` finds fast; the whole expression is then tried only just before it.
+    """
+    pattern = regex.pattern
+    if not pattern.startswith("(?:(?<=\\W)|(?<=^))"):
+        return None
+    starts = [pattern.find(start) for start in _KEYWORD_STARTS if start in pattern]
+    if not starts:
+        return None
+    return re.compile(pattern[min(starts) :], regex.flags)
+
+
+def _assignment_hits(
+    name: str, kind: str, regex: re.Pattern[str], keyword: re.Pattern[str], line: str
+) -> Iterable[_Hit]:
+    """What ``regex`` finds, searched only where its keyword part matches.
+
+    Every match of ``regex`` holds a match of ``keyword`` (its tail) starting at
+    most :data:`_KEYWORD_BEFORE` characters after it. So for each place the tail
+    matches, ``regex`` is searched from that far back to just past the tail
+    (one character more: its closing lookahead sees the real next character).
+    Work per place is bounded, places are found by ``re``'s literal search, and
+    a place where ``regex`` fails moves on by one character, not past the tail
+    (an earlier keyword's value may hold the next keyword).
+    """
+    hits: list[_Hit] = []
+    position = 0
+    while True:
+        tail = keyword.search(line, position)
+        if tail is None:
+            return hits
+        whole = regex.search(line, max(0, tail.start() - _KEYWORD_BEFORE), tail.end() + 1)
+        if whole is None:
+            position = tail.start() + 1
+            continue
+        hits.append(_match_hit(name, kind, whole))
+        position = max(whole.end(), tail.start() + 1)
 
 
 def _npm_hits(kind: str, line: str) -> Iterable[_Hit]:
@@ -321,8 +390,16 @@ def _jwt_hits(plugin: Any, line: str) -> Iterable[_Hit]:
     return [
         _Hit(start, end, plugin.secret_type, line[start:end])
         for start, end in _jwt_spans(line)
-        if plugin.is_formally_valid(line[start:end])
+        if _may_be_jwt(line, start, end) and plugin.is_formally_valid(line[start:end])
     ]
+
+
+def _may_be_jwt(line: str, start: int, end: int) -> bool:
+    """False when the plugin's check must fail: a JWT's first part is a JSON object,
+    ``{"":0}`` at least, 6 bytes, 8 characters of base64 — ``eyJa.eyJa.…`` would
+    otherwise cost a decoding every 10 characters."""
+    dot = line.find(".", start, end)
+    return dot - start >= 8
 
 
 def _entropy_hits(plugin: Any, line: str) -> Iterable[_Hit]:
@@ -451,8 +528,8 @@ def scan_store_file(
     if locator:
         add([("file name", locator)])
     if text is not None:
-        for label, number, line in _labelled_lines(text):
-            add([(label, line)], numbered_from=number)
+        for label, number, lines in _labelled_parts(text):
+            add([(label, "\n".join(lines))], numbered_from=number)
         add(_front_matter_strings(text, locator))
     return found
 
@@ -522,17 +599,30 @@ _FRONT_KEY = re.compile(r"([^\s#:'\"][^:]*?)[ \t]*:")
 _SECTION = re.compile(r"#{1,6}[ \t]+(.*?)[ \t#]*$")
 
 
+def _labelled_parts(text: str) -> Iterable[tuple[str, int, list[str]]]:
+    """(part, its first line number, its lines): :func:`_labelled_lines` grouped."""
+    part: tuple[str, int, list[str]] | None = None
+    for label, number, line in _labelled_lines(text):
+        if part is None or part[0] != label:
+            if part is not None:
+                yield part
+            part = (label, number, [])
+        part[2].append(line)
+    if part is not None:
+        yield part
+
+
 def _labelled_lines(text: str) -> Iterable[tuple[str, int, str]]:
     """(what part of the file, line number, line) for each line of a store file.
 
     The part is ``front matter KEY``, ``section HEADING``, or ``preamble`` (body
     text before the first heading): enough to find the line, which is what counts.
     """
-    label = "front matter"
+    label = "preamble"
     in_front = False
     for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
         if number == 1 and line.rstrip() == "---":
-            in_front = True
+            in_front, label = True, "front matter"
             continue
         if in_front:
             if line.rstrip() == "---":
