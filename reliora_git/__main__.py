@@ -33,6 +33,12 @@ def main() -> None:
         code = fast_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
+    if sys.argv[1:2] == ["brief"] and fast:
+        from reliora_git.interfaces.commands.briefing import fast_main as brief_main
+
+        code = brief_main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     if sys.argv[1:2] in (["show"], ["list"], ["feedback"]) and fast:
         from reliora_git.interfaces.commands.plain import fast_main as plain_main
 

@@ -10,6 +10,7 @@ from reliora_git import __version__
 from reliora_git.interfaces.commands import (
     agent,
     basic,
+    brief,
     check,
     hooks,
     lifecycle,
@@ -52,5 +53,5 @@ def main(
     """
 
 
-for module in (basic, record, lifecycle, check, hooks, review, mcp, org, agent):
+for module in (basic, brief, record, lifecycle, check, hooks, review, mcp, org, agent):
     module.register(app)

@@ -364,10 +364,10 @@ def _fit(result: Brief, lessons: list[Lesson]) -> None:
 
 
 def _compose(texts: list[str], left_out: list[Lesson], limit: int) -> str:
-    parts = [FRAMING, *texts]
+    text = "\n\n".join([FRAMING, *texts])
     if left_out:
-        parts.append(left_out_line(left_out, limit - len(FRAMING) - 4))
-    return "\n\n".join(parts) + "\n"
+        text += "\n\n" + left_out_line(left_out, limit - len(text) - 2)
+    return text
 
 
 def left_out_line(left_out: list[Lesson], room: int) -> str:

@@ -1,0 +1,90 @@
+"""``reliora brief``: the lessons to read before working on a task (SPEC.md §14).
+
+The Typer declaration; the body, shared with the Typer-free start path, is in
+commands/briefing.py.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from reliora_git.interfaces.commands.briefing import run_brief
+from reliora_git.interfaces.commands.common import JsonFlag, RepoOption
+
+
+def brief(
+    task: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[TASK | -]",
+            help="The task as written (a prompt, an issue body); '-' reads it from stdin.",
+            show_default=False,
+        ),
+    ] = None,
+    query: Annotated[
+        str,
+        typer.Option(
+            "--query", "-q", help="Your own keywords for the task, ranked with it (weighted)."
+        ),
+    ] = "",
+    files: Annotated[
+        list[str] | None,
+        typer.Option("--file", "-f", metavar="PATH", help="A file about to be edited (repeat)."),
+    ] = None,
+    changes: Annotated[
+        bool,
+        typer.Option(
+            "--changes",
+            help="Add the files changed on this branch (since --base) and staged/unstaged.",
+        ),
+    ] = False,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base", help="Branch the changes are measured from (default: the default branch)."
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            min=100,
+            help="Most tokens of text (4 characters each; default 1000, brief_budget).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="Most lessons (default 5).")
+    ] = None,
+    repo: RepoOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """The lessons to read before working on TASK or on the files about to change.
+
+    First the records about the named (--file) or changed (--changes) files,
+    stale ones marked, then those relevant to the task text, each saying why
+    it is there. A task the store knows nothing about gets nothing (exit 0).
+    Whole lessons are left out, and named, to stay within --budget.
+
+    \b
+    Examples:
+      reliora brief "CI times out on the payments tests since the upgrade"
+      reliora brief - --query "pytest timeout ci" < issue.md
+      reliora brief --file src/payments/api.py --changes --json
+    """
+    run_brief(
+        task,
+        query=query,
+        files=files,
+        changes=changes,
+        base=base,
+        budget=budget,
+        limit=limit,
+        repo=repo,
+        json_output=json_output,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(brief)
