@@ -384,6 +384,16 @@ def test_record_supersedes_a_prefix_by_its_full_id(store: Store, cli: Cli) -> No
     )  # fmt: skip
     assert ambiguous.returncode == 2
     assert "is ambiguous" in ambiguous.stderr and first in ambiguous.stderr
+    itself = {
+        "id": "self-made",
+        "title": "S",
+        "task": "t",
+        "solution": "s",
+        "supersedes": ["self-made"],
+    }
+    refused = cli("record", "--json", "-", input=json.dumps(itself))
+    assert refused.returncode == 2
+    assert "own id" in json.loads(refused.stdout)["error"]["message"]
     assert len(list(store.experiences.glob("*.md"))) == 4  # none by the refused ones
 
 

@@ -376,7 +376,7 @@ def record(
     if new.supersedes:  # prefixes to full ids, like every command that takes an id
         from reliora_git.operations.targets import resolve_supersedes
 
-        new.supersedes = resolve_supersedes(index, new.supersedes)
+        new.supersedes = resolve_supersedes(index, new.supersedes, new.id)
     path = store.experiences / f"{new.id}.md"
     new.locator = store.locator(path)
     text = render_record(new)

@@ -74,7 +74,7 @@ def _invalid_files(index: StoreIndex) -> Iterable[tuple[str, str]]:
             yield locator, record_id
 
 
-def resolve_supersedes(index: StoreIndex, given: Iterable[str]) -> list[str]:
+def resolve_supersedes(index: StoreIndex, given: Iterable[str], own_id: str = "") -> list[str]:
     """The full ids of the records ``given`` names (ids or unique prefixes), in order, once.
 
     An unknown or ambiguous one is an error naming it: a prefix written literally into
@@ -83,6 +83,10 @@ def resolve_supersedes(index: StoreIndex, given: Iterable[str]) -> list[str]:
     resolved: list[str] = []
     for value in given:
         check_id(value)
+        if value == own_id:
+            raise RelioraError(
+                f"supersedes: {value!r} is this record's own id", code="invalid_record"
+            )
         try:
             slot = index.resolve(value)
         except RelioraError as exc:
