@@ -1,16 +1,23 @@
-"""Secrets in records and feedback notes, found with Yelp's detect-secrets (docs/security.md).
+"""Secrets in store files, found with Yelp's detect-secrets (docs/security.md).
 
 Agents paste what they saw — environment dumps, connection strings, tokens —
-and the store is committed and pushed with the code. Every field of a record
-(and a feedback note) is scanned line by line with detect-secrets' plugins for
-specific credentials (AWS, GitHub, GitLab, Slack, Stripe, private keys, JWTs,
-URLs with a password…); its entropy plugins, which also flag the hashes and
-ids real notes are full of, only when ``secrets_entropy = true``. Its keyword
-plugin (``password = …`` in prose) and public-IP plugin are never used.
+and the store is committed and pushed with the code. Everything a record or
+feedback event holds (:func:`scan_store_file`: its fields, unknown keys at any
+depth, unknown sections, preamble, id, file name, whole text) is scanned line
+by line with detect-secrets' plugins for specific credentials (AWS, GitHub,
+GitLab, Slack, Stripe, private keys, JWTs, URLs with a password…); its entropy
+plugins, which also flag the hashes and ids real notes are full of, only when
+``secrets_entropy = true``. Its keyword plugin (``password = …`` in prose) and
+public-IP plugin are never used.
+
+The plugins' expressions are run here, not through their ``analyze_string``,
+so that a scan stays linear on hostile text (:func:`_line_hits`) and knows
+where each secret is (:func:`redact`); what they find is unchanged (tested
+against ``analyze_string``).
 
 A line holding detect-secrets' own ``pragma: allowlist secret`` is skipped:
 an allowed false positive stays visible in the file. Findings never carry the
-value, only a masked form (``ghp_…2f1c``).
+value, only a masked form (``…2f1c``, :func:`mask`).
 
 Imported only by the paths that write or judge records, and the plugins only
 on the first scan. Imported the usual way they cost 0.11–0.14 s here: the
