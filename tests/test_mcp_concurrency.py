@@ -214,6 +214,31 @@ def test_a_hundred_parallel_calls_of_every_tool_while_the_store_changes(
     assert len(events) == ROUNDS * MIX["feedback"]
 
 
+def test_a_replaced_index_stays_open_until_its_last_holder_is_done(
+    store: Store, write_record: RecordMaker
+) -> None:
+    """LiveIndex in one process: what the server's threads share (see the test above)."""
+    from reliora_git.storage.index import LiveIndex
+
+    write_record("first-lesson", "Retries of quokka jobs")
+    live = LiveIndex()
+    held = live.open(store)  # a call that is still running
+    slot = held.resolve("first-lesson")
+    write_record("second-lesson", "Backoff of quokka jobs")
+    with live.open(store) as current:  # a later call: the store changed, a new index
+        assert current is not held
+        assert current.has_id("second-lesson") and not held.has_id("second-lesson")
+    # The replaced index still answers its holder, then closes with its last reference.
+    assert held.record_json(slot)["id"] == "first-lesson"
+    held.close()
+    with pytest.raises(RuntimeError):
+        held.acquire()
+    # The current one stays open for the next call until the server closes it.
+    with live.open(store) as again:
+        assert again.has_id("second-lesson")
+    live.close()
+
+
 # --- a client that goes away ------------------------------------------------------------------
 
 #: A hang bound, not a timing assertion: a server that computes on for nobody fails here
