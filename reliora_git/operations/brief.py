@@ -265,12 +265,12 @@ def _render(lesson: Lesson, index: StoreIndex) -> None:
     data = index.record_json(slot)
     summary = index.feedback.get(lesson.id) or FeedbackSummary()
     show = f"(reliora show {lesson.id})"
-    head = [f"## {one_line(lesson.title)} ({lesson.id})", f"why: {why(lesson)}"]
+    title = f"## {one_line(lesson.title)} ({lesson.id})"
     stale = lesson.freshness.line() if lesson.freshness else None
-    if stale:
-        head.append(one_line(stale))
-    lesson.short = "\n".join([*head, f"details: {show}"])
-    body = list(head)
+    stale_lines = [one_line(stale)] if stale else []
+    short_why = f"why: {why(lesson, fields=False)}"
+    lesson.short = "\n".join([title, short_why, *stale_lines, f"details: {show}"])
+    body = [title, f"why: {why(lesson)}", *stale_lines]
     body += _items("warning", data.get("warnings"), show)
     body += _items("failed attempt", data.get("failedAttempts"), show)
     solution = _text(data.get("solution"))
@@ -285,15 +285,19 @@ def _render(lesson: Lesson, index: StoreIndex) -> None:
     lesson.text = "\n".join(body)
 
 
-def why(lesson: Lesson) -> str:
-    """Why a lesson is in the brief: the files it is about, the words it shares, its score."""
+def why(lesson: Lesson, fields: bool = True) -> str:
+    """Why a lesson is in the brief: the files it is about, the words it shares (and the
+    fields holding them, unless ``fields`` is False: the short form), its score."""
     parts = []
     if lesson.paths:
         parts.append("about " + ", ".join(one_line(p) for p in lesson.paths[:3]))
         if len(lesson.paths) > 3:
             parts[-1] += f" and {len(lesson.paths) - 3} more"
     if lesson.matches:
-        words = "; ".join(_match_text(m) for m in lesson.matches[:6])
+        if fields:
+            words = "; ".join(_match_text(m) for m in lesson.matches[:6])
+        else:
+            words = ", ".join(m.word for m in lesson.matches[:6])
         more = f" (+{len(lesson.matches) - 6} more words)" if len(lesson.matches) > 6 else ""
         assert lesson.score is not None
         parts.append(f"shares {words}{more}; score {lesson.score:.2f}")

@@ -12,7 +12,8 @@ the solution), saturating, so that no single word decides alone:
 * **Words.** The task's unique non-stop-word tokens (SPEC.md §4), and the
   agent's own keywords (``--query``) weighted :attr:`Settings.query_weight`
   each. Words held by more than :attr:`Settings.max_df_share` of the store say
-  nothing about a record (``use``, ``file`` in a code store) and are dropped.
+  nothing about a record (``use``, ``file`` in a code store) and are dropped
+  (not in a small store: :data:`SMALL_STORE`).
 * **Matching.** A word matches a record term that is equal to it, or — at
   :attr:`Settings.stem_discount` — one with the same light stem
   (:func:`stem`: ``caching`` ~ ``cache``, ``queries`` ~ ``query``). Postings
@@ -24,7 +25,8 @@ the solution), saturating, so that no single word decides alone:
 * **Floor.** Records scoring below :attr:`Settings.floor` × the idf of a word
   held by a single record (the most one word can give), or matching fewer than
   :attr:`Settings.min_words` words, are left out: a prompt that carries no task
-  ("yes, go ahead", "run the tests again") gets nothing.
+  ("yes, go ahead", "run the tests again") gets nothing. In a small store
+  (:data:`SMALL_STORE`) only the number of words counts.
 
 Every part of a score is kept (:class:`WordMatch`), so each result says which
 words, in which fields, gave how much. Deterministic: ties go to the smaller id.
@@ -44,6 +46,10 @@ from reliora_git.search.stopwords import STOP_WORDS
 from reliora_git.search.tokens import tokenize
 
 _COMPONENTS = (1 << COMPONENT_BITS) - 1
+#: A store with fewer records is small: among so few, a word that several records share
+#: still tells them apart, and idf means little, so no word is dropped and the floor is
+#: only the number of words matched.
+SMALL_STORE = 20
 
 #: Field weights of the BM25F sum, in FIELDS order. Measured (bench/brief.py, docs/ranking.md):
 #: weighting title, tags or problems above the rest moved no figure beyond one task in 139,
@@ -288,7 +294,7 @@ def rank_task(
         )
         holders = found.exact.keys() | found.by_stem.keys()
         df = len(holders)
-        if df == 0 or df > settings.max_df_share * total:
+        if df == 0 or (total >= SMALL_STORE and df > settings.max_df_share * total):
             continue
         idf = idf_of(df, total)
         for slot in holders:
@@ -316,7 +322,7 @@ def rank_task(
                 part,
             )
             matched.setdefault(slot, []).append(match)
-    least = settings.floor * idf_of(1, total)
+    least = settings.floor * idf_of(1, total) if total >= SMALL_STORE else 0.0
     hits = []
     for slot, score in scores.items():
         doc = docs[slot]
