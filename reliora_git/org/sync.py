@@ -60,6 +60,9 @@ DEFAULT_WAIT = 600
 #: (SIGSTOP, a hung disk) must not hold a repository's lock for ever either.
 IDLE_IN_TRANSACTION_MS = 15 * 60 * 1000
 _NOT_UTF8 = "the file name is not valid UTF-8: left out"
+#: What parsed a repository's rows and how they are kept (the ``parser`` column): rows
+#: written by another release, or before U+0000 was escaped (pgtext.py), are parsed again.
+PARSER = f"{__version__}+pgtext"
 
 
 # --- where a store comes from -----------------------------------------------------------------
@@ -432,7 +435,7 @@ def _sync(
     assert found is not None
     repo_id, commit, parser, records, events, skipped = found
     files = source.files
-    if commit == source.commit and parser == __version__:
+    if commit == source.commit and parser == PARSER:
         report.records, report.events, report.up_to_date = records, events, True
         report.unchanged = len(files.records)
         report.skipped = [(shown(s["path"]), s["line"], shown(s["message"])) for s in skipped]
@@ -441,7 +444,7 @@ def _sync(
             (source.where, source.ref, repo_id),
         )
         return
-    reparse = parser != __version__  # values parsed by another release are parsed again
+    reparse = parser != PARSER  # rows another release wrote are parsed again
     rows = _sync_records(conn, repo_id, files, parse, terms, report, reparse)
     event_values = _sync_events(conn, repo_id, files, parse, reparse)
     derived, report.skipped = derive(rows, event_values)
@@ -459,7 +462,7 @@ def _sync(
             source.where,
             source.ref,
             source.commit,
-            __version__,
+            PARSER,
             report.records,
             report.events,
             # jsonb cannot hold U+0000 either (not even as \u0000)
