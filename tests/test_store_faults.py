@@ -99,6 +99,8 @@ TRICKY_LINES = [
     "---",
     "> quote",
     "=======",
+    "<<<<<<< HEAD",
+    ">>>>>>> branch",
     "",
     "plain words",
     "  indented",
