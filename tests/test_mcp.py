@@ -134,7 +134,7 @@ def test_an_agent_lists_records_searches_and_gives_feedback(store: Store, repo: 
             found = document(
                 await session.call_tool(
                     "search",
-                    {"query": "flaky pytest timeouts", "project_context": "python", "limit": 1},
+                    {"query": "flaky pytest timeouts", "projectContext": "python", "limit": 1},
                 )
             )
             assert set(found) == {"query", "tokens", "projectContext", "total", "results"}

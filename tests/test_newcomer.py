@@ -143,3 +143,70 @@ def test_mcp_argument_errors_have_the_project_error_shape(repo: Path, store: Sto
             assert typo.structured_content["error"]["code"] == "bad_arguments"  # type: ignore[index]
 
     run(scenario)
+
+
+def test_mcp_arguments_have_one_spelling_and_unknown_ones_are_refused(
+    repo: Path, store: Store
+) -> None:
+    """Issue item 4: `why_it_worked` was dropped and `projectContext` ignored, silently."""
+    import pytest
+
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+    from tests.test_mcp import FIRST, document, reliora_mcp, run
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            for tool in tools.values():
+                assert tool.input_schema["additionalProperties"] is False, tool.name
+                names = list(tool.input_schema["properties"])
+                assert not [n for n in names if "_" in n], (tool.name, names)
+            assert {"projectContext", "minLevel", "includeRetired"} <= set(
+                tools["search"].input_schema["properties"]
+            )
+
+            # The snake_case spelling is an alias: the field is kept, not lost.
+            snake = {k: v for k, v in FIRST.items() if k not in ("whyItWorked", "projectContext")}
+            snake |= {"why_it_worked": "Slow disks only", "project_context": "python pytest"}
+            saved = document(await session.call_tool("record", snake))
+            shown = document(await session.call_tool("show", {"id": saved["id"]}))
+            assert shown["whyItWorked"] == "Slow disks only"
+            assert shown["projectContext"] == "python pytest"
+
+            # Both spellings filter a search.
+            for spelling in ("projectContext", "project_context"):
+                filtered = document(
+                    await session.call_tool("search", {"query": "pytest", spelling: "rust"})
+                )
+                assert filtered["projectContext"]["text"] == "rust", spelling
+                assert filtered["total"] == 0
+            retired = document(
+                await session.call_tool("search", {"query": "pytest", "include_retired": True})
+            )
+            assert retired["total"] == 1
+
+            # An unknown argument is an error naming the known ones.
+            typo = await session.call_tool("record", {**FIRST, "whyItWorkd": "x"})
+            assert typo.is_error
+            error = typo.structured_content["error"]  # type: ignore[index]
+            assert error["code"] == "bad_arguments"
+            assert error["message"].startswith(
+                "record: unknown argument 'whyItWorkd' (did you mean 'whyItWorked'?); "
+                "the arguments are title, solution, task, problems, whyItWorked,"
+            )
+            stray = await session.call_tool("search", {"query": "pytest", "repo": "x"})
+            message = stray.structured_content["error"]["message"]  # type: ignore[index]
+            assert message == (
+                "search: unknown argument 'repo'; the arguments are "
+                "query, projectContext, limit, minLevel, includeRetired"
+            )
+            twice = await session.call_tool(
+                "search", {"query": "x", "projectContext": "a", "project_context": "b"}
+            )
+            assert twice.structured_content["error"]["code"] == "bad_arguments"  # type: ignore[index]
+
+            # Results are compact JSON text: no indentation, no padding spaces.
+            text = (await session.call_tool("show", {"id": saved["id"]})).content[0].text  # type: ignore[union-attr]
+            assert "\n" not in text and '": ' not in text and json.loads(text) == shown
+
+    run(scenario)

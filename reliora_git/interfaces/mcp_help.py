@@ -19,7 +19,7 @@ MATCH_LEVELS = (
 INSTRUCTIONS = (
     "Reliora keeps this repository's engineering experiences (lessons from past work) as "
     "Markdown records in .reliora/. Before a task: call search with the task's own words "
-    "and a project_context, then show the promising results and judge them against the "
+    "and a projectContext, then show the promising results and judge them against the "
     "current code (a result's freshness says 'stale' when git shows that code changed "
     "since). Before editing a file, call about with its path. After the work: call record "
     "with what you learned, failed attempts included (or update a record that was wrong), "
@@ -29,7 +29,7 @@ INSTRUCTIONS = (
 SEARCH = (
     "Search the recorded experiences of this repository. Use it first, before starting a "
     "task: query with the task's words (error messages, library and tool names, symptoms) "
-    "and pass project_context (e.g. 'python cli') to keep only records for this kind of "
+    "and pass projectContext (e.g. 'python cli') to keep only records for this kind of "
     "project. Returns the ranked results with a score explained field by field "
     "(scoreBreakdown), the query tokens each result matched, its confidence, status and "
     "feedback counts. " + MATCH_LEVELS + " Before acting on a result, call show on it and "

@@ -19,9 +19,12 @@ of computing on for nobody; once stdin is closed the process exits.
 
 from __future__ import annotations
 
+import difflib
 import functools
+import inspect
 import json
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +36,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
 from reliora_git import __version__
@@ -140,9 +144,40 @@ class Calls:
 
 
 class _Server(MCPServer):
-    """MCPServer whose argument validation failures use the project's error shape."""
+    """MCPServer with one argument naming style, and the project's error shape.
+
+    A tool's parameters are its arguments, named as the JSON documents name fields
+    (SPEC.md §7: ``projectContext``, ``whyItWorked``); the snake_case spelling of each
+    (``project_context``) is accepted as an alias. Anything else is refused by name
+    (the SDK would drop it silently), and the published input schemas say so
+    (``additionalProperties: false``). A new tool needs nothing more than its
+    ``@server.tool`` function with camelCase parameters.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Tool name → its arguments' names, in the order of its parameters.
+        self.argument_names: dict[str, tuple[str, ...]] = {}
+
+    def add_tool(
+        self, fn: Callable[..., Any], name: str | None = None, *args: Any, **kwargs: Any
+    ) -> None:
+        super().add_tool(fn, name, *args, **kwargs)
+        self.argument_names[name or fn.__name__] = tuple(inspect.signature(fn).parameters)
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        for tool in tools:
+            tool.input_schema["additionalProperties"] = False
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        known = self.argument_names.get(name)
+        if known is not None:
+            try:
+                arguments = spelled_as_published(name, known, arguments)
+            except RelioraError as error:
+                return error_result(error)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -151,6 +186,40 @@ class _Server(MCPServer):
                 raise
             message = bad_arguments_message(name, cause)
             return error_result(RelioraError(message, code="bad_arguments"))
+
+
+def snake_case(name: str) -> str:
+    """``whyItWorked`` → ``why_it_worked``: the alias accepted for an argument."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def spelled_as_published(
+    tool: str, known: tuple[str, ...], arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """``arguments`` under their published names; an unknown or doubled one is refused.
+
+    Raises a ``bad_arguments`` RelioraError naming the unknown argument, the one
+    it is probably a misspelling of, and every argument the tool has.
+    """
+    aliases = {snake_case(name): name for name in known}
+    spelled: dict[str, Any] = {}
+    for given, value in arguments.items():
+        name = given if given in known else aliases.get(given)
+        if name is None:
+            close = difflib.get_close_matches(given, [*known, *aliases], n=1)
+            hint = f" (did you mean {aliases.get(close[0], close[0])!r}?)" if close else ""
+            raise RelioraError(
+                f"{tool}: unknown argument {given!r}{hint}; the arguments are {', '.join(known)}",
+                code="bad_arguments",
+            )
+        if name in spelled:
+            raise RelioraError(
+                f"{tool}: the argument {name!r} is given twice "
+                f"(as {name!r} and as {snake_case(name)!r})",
+                code="bad_arguments",
+            )
+        spelled[name] = value
+    return spelled
 
 
 def bad_arguments_message(tool: str, error: ValidationError) -> str:
@@ -189,6 +258,9 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
 
         return run
 
+    # Every tool's parameters are its arguments, named as the JSON documents name fields
+    # (SPEC §7, as `reliora record --json -` reads them): camelCase; _Server accepts the
+    # snake_case spelling too and refuses anything else.
     @server.tool(name="search", description=mcp_help.SEARCH, annotations=READS)
     async def search(
         query: Annotated[
@@ -198,7 +270,7 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
                 examples=["flaky pytest timeouts", "postgres index performance"],
             ),
         ],
-        project_context: Annotated[
+        projectContext: Annotated[
             str | None,
             Field(
                 description="Project words, e.g. 'python cli': keeps only records whose "
@@ -208,8 +280,8 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
         limit: Annotated[
             int | None, Field(ge=1, description="Results to return (default 10; total counts all).")
         ] = None,
-        min_level: Annotated[Level | None, Field(description="Lowest level returned.")] = None,
-        include_retired: Annotated[
+        minLevel: Annotated[Level | None, Field(description="Lowest level returned.")] = None,
+        includeRetired: Annotated[
             bool, Field(description="Also return retired and superseded records.")
         ] = False,
     ) -> CallToolResult:
@@ -217,7 +289,7 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
             lambda: answer(
                 indexed(
                     lambda s, index: search_tool(
-                        s, query, project_context, limit, min_level, include_retired, index
+                        s, query, projectContext, limit, minLevel, includeRetired, index
                     )
                 )
             )
@@ -235,7 +307,6 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
     ) -> CallToolResult:
         return await running.run(lambda: answer(indexed(lambda s, index: show_tool(s, id, index))))
 
-    # Argument names are the SPEC §7 JSON names, as in `reliora record --json -`.
     @server.tool(name="record", description=mcp_help.RECORD, annotations=ADDS)
     async def record(
         title: Annotated[str, Field(description="One line naming the lesson.")],
@@ -467,11 +538,16 @@ def answer(work: Callable[[], Reply]) -> CallToolResult:
 
 def error_result(error: RelioraError) -> CallToolResult:
     # The text leads with the sentence a model should read; the JSON follows for tools.
-    text = f"{error} (error code: {error.code})\n{json.dumps(error.to_json(), indent=2)}"
+    text = f"{error} (error code: {error.code})\n{compact(error.to_json())}"
     return CallToolResult(
         content=[TextContent(text=text)], structured_content=error.to_json(), is_error=True
     )
 
 
 def as_text(document: Document) -> TextContent:
-    return TextContent(text=json.dumps(document, indent=2, ensure_ascii=False))
+    return TextContent(text=compact(document))
+
+
+def compact(document: Document) -> str:
+    """JSON without indentation or spaces: the model reads every character as tokens."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
