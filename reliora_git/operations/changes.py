@@ -370,14 +370,12 @@ def _secrets_in_notes(
 ) -> tuple[list[RecordError], list[FeedbackEvent]]:
     """An error per secret in added events (note, author, record, unknown keys, file name,
     whole text), and the events with those withheld."""
-    from reliora_git.records.credentials import event_fields, scan_store_file
+    from reliora_git.records.credentials import scan_event_file
 
     found: list[RecordError] = []
     shown: list[FeedbackEvent] = []
     for event in events:
-        findings = scan_store_file(
-            event.locator, texts.get(event.locator), event_fields(event), entropy=entropy
-        )
+        findings = scan_event_file(event.locator, texts.get(event.locator), event, entropy=entropy)
         for finding in findings:
             error = RecordError(f"{SECRET_PREFIX}{finding}", path=event.locator)
             error.code = "secret_found"

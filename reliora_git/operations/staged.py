@@ -207,12 +207,11 @@ def add_secret_problems(
     """
     from reliora_git.operations.api import secret_problem
     from reliora_git.records.credentials import (
-        event_fields,
         other_record_fields,
         record_fields,
+        scan_event_file,
         scan_store_file,
     )
-    from reliora_git.records.feedback import parse_event
     from reliora_git.search.jsonio import record_to_json
 
     found: dict[str, list[Finding]] = {}
@@ -226,11 +225,7 @@ def add_secret_problems(
             found[entry.locator] = findings
     for locator, event_text in events:
         text = None if isinstance(event_text, RecordError) else event_text
-        try:
-            fields = event_fields(parse_event(text, locator)) if text is not None else []
-        except RecordError:
-            fields = []  # unreadable feedback is reported where feedback is read; scanned still
-        findings = scan_store_file(locator, text, fields, entropy=entropy)
+        findings = scan_event_file(locator, text, entropy=entropy)
         if findings:
             found[locator] = findings
     # New reports go after the others, as before: the hook's files have no store order.

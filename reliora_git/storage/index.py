@@ -427,18 +427,12 @@ class StoreIndex:
 
         Not kept: events are a few lines each and read only by ``check``.
         """
-        from reliora_git.records.credentials import event_fields, scan_store_file
-        from reliora_git.records.feedback import parse_event
+        from reliora_git.records.credentials import scan_event_file
 
         found: dict[str, list[Finding]] = {}
         for locator in self.event_locators:
             checkpoint()
-            text = self.file_text(locator)
-            try:
-                fields = event_fields(parse_event(text, locator)) if text is not None else []
-            except RecordError:
-                fields = []  # unreadable: its text is scanned all the same
-            findings = scan_store_file(locator, text, fields, entropy=entropy)
+            findings = scan_event_file(locator, self.file_text(locator), entropy=entropy)
             if findings:
                 found[locator] = findings
         return found
