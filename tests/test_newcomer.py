@@ -210,3 +210,42 @@ def test_mcp_arguments_have_one_spelling_and_unknown_ones_are_refused(
             assert "\n" not in text and '": ' not in text and json.loads(text) == shown
 
     run(scenario)
+
+
+def test_the_docs_and_mcp_help_name_every_mcp_tool(repo: Path, cli: Cli) -> None:
+    """Issue item 11: `mcp --help` and two pages listed 5 tools of the server's 7."""
+    import re
+
+    import pytest
+
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+    from tests.test_mcp import reliora_mcp, run
+
+    tools: list[str] = []
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            tools.extend(tool.name for tool in (await session.list_tools()).tools)
+
+    run(scenario)
+    assert len(tools) >= 7
+    docs = Path(__file__).resolve().parents[1] / "docs"
+
+    def section(page: str, heading: str) -> str:
+        text = (docs / page).read_text(encoding="utf-8")
+        start = text.index(heading)
+        end = text.find("\n#", start + len(heading))
+        return text[start : end if end != -1 else None]
+
+    table = section("agents.md", "### The tools")
+    listed = set(re.findall(r"^\| `([a-z]+)` \|", table, re.MULTILINE))
+    assert set(tools) <= listed, "docs/agents.md, The tools: one row per tool"
+    sentence = section("agents.md", "## On request: the MCP server")
+    assert [t for t in tools if f"`{t}`" not in sentence] == [], "docs/agents.md, On request"
+    commands = section("commands.md", "## reliora mcp")
+    assert [t for t in tools if f"`{t}`" not in commands] == [], "docs/commands.md, reliora mcp"
+    helped = cli("mcp", "--help")
+    assert helped.returncode == 0, helped.stderr
+    named = re.search(r"Its tools: ([a-z, ]+) \(", " ".join(helped.stdout.split()))
+    assert named is not None, helped.stdout
+    assert sorted(named.group(1).split(", ")) == sorted(tools), "reliora mcp --help"

@@ -16,13 +16,15 @@ SDK_MODULES = ("mcp", "mcp_types", "pydantic", "anyio")
 
 
 def mcp(repo: RepoOption = None) -> None:
-    """Run an MCP server on stdin/stdout with the tools search, show, record, feedback, check.
+    """Run an MCP server on stdin/stdout for coding agents.
 
-    Start it from an MCP client (Claude Code, Cursor, VS Code…), not by hand: it
-    speaks JSON-RPC on stdout. The store is looked up on every call (--repo,
-    RELIORA_REPO, or the nearest .reliora/ above the working folder), so a store
-    created after the server started is found. Needs the optional `mcp` extra.
-    See docs/agents.md.
+    Its tools: search, show, about, record, update, feedback, check (the same
+    JSON documents as --json; arguments by their JSON names). Start it from an
+    MCP client (Claude Code, Cursor, VS Code…), not by hand: it speaks JSON-RPC
+    on stdout. The store is looked up on every call (--repo, RELIORA_REPO, or
+    the nearest .reliora/ above the working folder), so a store created after
+    the server started is found. Needs the optional `mcp` extra. See
+    docs/agents.md.
 
     \b
     Example:
