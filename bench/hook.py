@@ -31,6 +31,7 @@ import re
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +236,11 @@ def bench_size(size: int, sources: list[Source], workdir: Path, runs: int) -> li
         ),
         before,
     )
+    lock = root / ".git" / "reliora" / "warming"
+    for _ in range(600):  # let a detached `hook --warm` finish before the next size
+        if not lock.exists():
+            break
+        time.sleep(0.1)
     return results
 
 
@@ -248,7 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     sources = read_corpus(args.corpus)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     measures: list[Measure] = []
-    with tempfile.TemporaryDirectory(prefix="reliora-bench-hook-") as workdir:
+    # ignore_cleanup_errors: a hook that gave up may have left a detached `hook --warm`
+    # writing the index cache while the folder is removed.
+    with tempfile.TemporaryDirectory(
+        prefix="reliora-bench-hook-", ignore_cleanup_errors=True
+    ) as workdir:
         for size in sizes:
             measures += bench_size(size, sources, Path(workdir), args.runs)
     print()
