@@ -44,6 +44,7 @@ from reliora_git.storage.values import paused_gc
 
 if TYPE_CHECKING:
     from reliora_git.operations.history import Freshness, History
+    from reliora_git.operations.paths import PathWarning
     from reliora_git.records.credentials import Finding
 
 #: Fresh random names tried when a concurrent writer took the same one (chance ~1e-7 each).
@@ -69,6 +70,8 @@ class SearchResult:
     #: When filters left nothing: how many results each level has without them.
     outside_filters: dict[str, int] = field(default_factory=dict)
     min_level: str | None = None
+    #: Retired or superseded records that also match, left out (without --include-retired).
+    retired_matches: int = 0
 
     def document(self, shown: int, freshness: dict[str, Freshness]) -> dict[str, Any]:
         """The ``search --json`` document of the first ``shown`` results (and MCP's)."""
@@ -84,7 +87,20 @@ class SearchResult:
             self.superseded_by,
             freshness,
             self.outside_filters,
+            self.summaries(shown),
+            self.retired_matches,
         )
+
+    def summaries(self, shown: int) -> dict[str, str]:
+        """Record id → summary of the first ``shown`` results, from the index's record JSON."""
+        from reliora_git.records.summary import summary_of
+
+        assert self.index is not None
+        found: dict[str, str] = {}
+        for hit in self.hits[:shown]:
+            slot = self.index.slot_of(hit.doc.id)
+            found[hit.doc.id] = "" if slot is None else summary_of(self.index.record_json(slot))
+        return found
 
     def shown_freshness(self, store: Store, shown: int) -> dict[str, Freshness]:
         """The freshness of the results shown, from git history (SPEC.md §12)."""
@@ -109,9 +125,14 @@ def search(
     context = ContextFilter.parse(project_context) if project_context else None
     index = index or open_index(store)
     with paused_gc():  # a common word makes tens of thousands of Hits: see paused_gc
-        hits = index.rank(
-            query, context=context, include_retired=include_retired, min_level=min_level
-        )
+        # Retired and superseded records are ranked too, then counted out: people are
+        # told that some match (--include-retired), in the same pass.
+        hits = index.rank(query, context=context, include_retired=True, min_level=min_level)
+    retired = 0
+    if not include_retired:
+        matched = len(hits)
+        hits = [hit for hit in hits if hit.doc.is_active]
+        retired = matched - len(hits)
     suggestions = suggest_for(index.inverted, query.token_texts)
     outside: dict[str, int] = {}
     if not hits and (min_level is not None or context is not None):
@@ -129,6 +150,7 @@ def search(
         index,
         outside,
         min_level,
+        retired,
     )
 
 
@@ -160,6 +182,7 @@ class About:
 def about(store: Store, given: list[str], index: StoreIndex | None = None) -> About:
     """The records whose ``paths`` are about these files or folders (SPEC.md §12)."""
     from reliora_git.operations.history import paths_match
+    from reliora_git.operations.paths import repo_path
 
     wanted = [repo_path(store, raw) for raw in given]
     index = index or open_index(store)
@@ -172,28 +195,6 @@ def about(store: Store, given: list[str], index: StoreIndex | None = None) -> Ab
     matches.sort(key=lambda d: (d.get("created") or "", d["id"]), reverse=True)
     found = freshness_of(store, index, [d["id"] for d in matches])
     return About(wanted, [(d, found[d["id"]]) for d in matches])
-
-
-def repo_path(store: Store, raw: str) -> str:
-    """``raw`` as a path from the top of the repository (or the store's folder outside git)."""
-    from reliora_git.gitrepo import git
-
-    top = git.toplevel(store.root) or store.root
-    given = Path(raw)
-    if given.is_absolute() or given.exists():
-        absolute = Path(os.path.abspath(given))
-        try:
-            relative = absolute.relative_to(Path(os.path.realpath(top)))
-        except ValueError:
-            try:
-                relative = absolute.relative_to(top)
-            except ValueError:
-                raise RelioraError(
-                    f"{raw} is outside the repository at {top}", code="usage"
-                ) from None
-        text = relative.as_posix()
-        return f"{text}/" if absolute.is_dir() and text != "." else text
-    return raw.replace("\\", "/")
 
 
 def stale_records(store: Store) -> tuple[int, list[tuple[dict[str, Any], Freshness]]]:
@@ -331,6 +332,12 @@ def list_records(store: Store, tag: str | None = None) -> Listing:
 class Saved:
     record: Record
     warnings: list[SimilarityWarning] = field(default_factory=list)
+    #: Paths saved although the work tree has no such file or folder.
+    path_warnings: list[PathWarning] = field(default_factory=list)
+
+    def warnings_json(self) -> list[dict[str, Any]]:
+        """``record --json``'s warnings (and MCP's): paths first, then similar records."""
+        return [w.to_json() for w in self.path_warnings] + [w.to_json() for w in self.warnings]
 
 
 def prepare(store: Store, new: Record) -> Record:
@@ -365,9 +372,12 @@ def record(
     unless its kind is in ``allow_secrets`` (``record --allow-secret KIND``).
     """
     from reliora_git.gitrepo import git
+    from reliora_git.operations.paths import saved_paths
     from reliora_git.records.parse import render_record
 
     generated_id = not new.id
+    # Paths as `about` reads them (./x, x//y, absolute in the work tree → top-relative).
+    new.paths, path_warnings = saved_paths(store, new.paths)
     prepare(store, new)
     refuse_secrets(store, new, allow_secrets)
     index = index or open_index(store)
@@ -403,7 +413,7 @@ def record(
             check_reads_back(text, new.locator, new)
     if stage:
         git.stage(store.root, [path])
-    return Saved(new, warnings)
+    return Saved(new, warnings, path_warnings)
 
 
 def refuse_secrets(

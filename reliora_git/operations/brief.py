@@ -163,7 +163,7 @@ def brief(
         raise RelioraError(f"--budget must be at least {MIN_BUDGET} tokens", code="usage")
     index = index or open_index(store)
     wanted = _files(store, files, changes, base)
-    lessons = _about(store, index, wanted)[:limit]
+    lessons = _about(index, wanted)[:limit]
     chosen = {lesson.id for lesson in lessons}
     hits = rank_task(index.inverted, task_words(task, query, settings), settings)
     by_id = {hit.doc.id: hit for hit in hits}
@@ -194,7 +194,7 @@ def _lesson_of(hit: TaskHit) -> Lesson:
 
 def _files(store: Store, given: Sequence[str], changes: bool, base: str | None) -> list[str]:
     """The named files and (``changes``) this branch's changed files, top-relative, once each."""
-    from reliora_git.operations.api import repo_path
+    from reliora_git.operations.paths import repo_path
 
     found = [repo_path(store, raw) for raw in given]
     if changes:
@@ -225,8 +225,11 @@ def changed_files(store: Store, base: str | None = None) -> list[str]:
     return git.changed_since(store.root, fork)
 
 
-def _about(store: Store, index: StoreIndex, wanted: list[str]) -> list[Lesson]:
-    """The active records whose paths match ``wanted`` (the rule of ``about``), newest first."""
+def _about(index: StoreIndex, wanted: list[str]) -> list[Lesson]:
+    """The active records whose paths match ``wanted`` (the rule of ``about``), newest first.
+
+    The index holds each record's paths, so only the records that match are read.
+    """
     if not wanted:
         return []
     from reliora_git.operations.history import paths_match
@@ -236,22 +239,28 @@ def _about(store: Store, index: StoreIndex, wanted: list[str]) -> list[Lesson]:
     for slot in index.slots():
         doc = docs[slot]
         assert doc is not None
-        if not doc.is_active:
+        if not doc.paths or not doc.is_active:
             continue
-        data = index.record_json(slot)
-        own = [p for p in data.get("paths") or [] if isinstance(p, str)]
-        hit = [w for w in wanted if any(paths_match(p, w) for p in own)]
+        hit = [w for w in wanted if any(paths_match(p, w) for p in doc.paths)]
         if hit:
-            lesson = Lesson(doc.id, doc.title, doc.locator, hit, (), None)
-            found.append((data.get("created") or "", doc.id, lesson))
+            created = index.record_json(slot).get("created") or ""
+            found.append((created, doc.id, Lesson(doc.id, doc.title, doc.locator, hit, (), None)))
     found.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return [lesson for _, _, lesson in found]
 
 
 def _add_freshness(store: Store, index: StoreIndex, lessons: list[Lesson]) -> None:
-    from reliora_git.operations.api import freshness_of
+    """Each lesson's freshness from git history (one ``git log`` for all that have paths)."""
+    from reliora_git.operations.history import Subject, freshness
 
-    found = freshness_of(store, index, [lesson.id for lesson in lessons])
+    docs = index.inverted.docs
+    subjects = []
+    for lesson in lessons:
+        slot = index.slot_of(lesson.id)
+        doc = docs[slot] if slot is not None else None
+        if doc is not None:
+            subjects.append(Subject(doc.id, doc.locator, doc.paths))
+    found = freshness(store, subjects)
     for lesson in lessons:
         lesson.freshness = found.get(lesson.id)
 

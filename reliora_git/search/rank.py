@@ -28,7 +28,7 @@ import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import FeedbackSummary, Record
@@ -118,6 +118,12 @@ class IndexedRecord(NamedTuple):
     fingerprint: str
     #: Ids of the records this one replaces (its ``supersedes`` list).
     supersedes: tuple[str, ...] = ()
+    #: The code paths it is about (SPEC.md §12): a brief finds the records about a file
+    #: among every record without reading each one's JSON.
+    paths: tuple[str, ...] = ()
+    #: Its guards with their defaults applied (records/guards.py ActiveGuard tuples):
+    #: the hook learns from the index which records have guards, without parsing any.
+    guards: tuple[tuple[Any, ...], ...] = ()
 
     @property
     def fields(self) -> list[str]:
@@ -156,7 +162,17 @@ def index_record(record: Record) -> IndexedRecord:
         text=FIELD_SEPARATOR.join(encode_field(pieces) for pieces in field_texts(record)),
         fingerprint=fingerprint(record),
         supersedes=tuple(record.supersedes),
+        paths=tuple(record.paths),
+        guards=_resolved_guards(record),
     )
+
+
+def _resolved_guards(record: Record) -> tuple[tuple[Any, ...], ...]:
+    if not record.guards:
+        return ()
+    from reliora_git.records.guards import resolve
+
+    return tuple(tuple(guard) for guard in resolve(record, record.guards))
 
 
 def superseders(docs: Iterable[IndexedRecord]) -> dict[str, list[str]]:
