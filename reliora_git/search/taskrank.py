@@ -35,6 +35,7 @@ words, in which fields, gave how much. Deterministic: ties go to the smaller id.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from array import array
 from collections.abc import Callable, Sequence
@@ -167,16 +168,47 @@ class WordMatch:
     score: float
 
 
+#: One word's part of a record's score, as ranking keeps it: (word's position in the
+#: words, fields holding the word, fields holding only a word of its stem, score).
+Part = tuple[int, int, int, float]
+
+
+@dataclass(frozen=True)
+class _Word:
+    """What explaining a word's part needs: the word, its idf, its stem terms by slot."""
+
+    text: str
+    idf: float
+    stem_terms: dict[int, list[str]]
+
+
 @dataclass(frozen=True)
 class TaskHit:
     slot: int
     doc: IndexedRecord
     score: float
-    matches: tuple[WordMatch, ...]
+    parts: tuple[Part, ...]
+    words: tuple[_Word, ...]
 
-    @property
-    def words(self) -> tuple[str, ...]:
-        return tuple(m.word for m in self.matches)
+    @functools.cached_property
+    def matches(self) -> tuple[WordMatch, ...]:
+        """The words that make the score, largest part first (built only for hits shown)."""
+        found = []
+        for position, exact, stemmed, part in self.parts:
+            word = self.words[position]
+            terms = tuple(word.stem_terms.get(self.slot, ())) if stemmed else ()
+            found.append(
+                WordMatch(
+                    word.text,
+                    ((word.text,) if exact else ()) + terms,
+                    tuple(f for k, f in enumerate(FIELDS) if (exact | stemmed) >> k & 1),
+                    bool(stemmed) and not exact,
+                    word.idf,
+                    part,
+                )
+            )
+        found.sort(key=lambda m: (-m.score, m.word))
+        return tuple(found)
 
 
 @dataclass
@@ -285,7 +317,8 @@ def rank_task(
     norms = _norms(docs, lengths, settings) if lengths is not None and settings.b else None
     weights = settings.field_weights
     scores: dict[int, float] = {}
-    matched: dict[int, list[WordMatch]] = {}
+    parts: dict[int, list[Part]] = {}
+    explained: list[_Word] = []
     for word in words:
         found = (
             _prefix_postings(inverted, word.text)
@@ -297,9 +330,14 @@ def rank_task(
         if df == 0 or (total >= SMALL_STORE and df > settings.max_df_share * total):
             continue
         idf = idf_of(df, total)
+        position = len(explained)
+        explained.append(_Word(word.text, idf, found.stem_terms))
+        scale = word.weight * idf
+        exact_of, stem_of = found.exact.get, found.by_stem.get
+        # The inner loop of a brief: every record holding a word passes here once per word.
         for slot in holders:
-            exact = found.exact.get(slot, 0)
-            stemmed = found.by_stem.get(slot, 0) & ~exact
+            exact = exact_of(slot, 0)
+            stemmed = stem_of(slot, 0) & ~exact
             if norms is None:
                 tf = weight_of[exact] + discount * weight_of[stemmed]
             else:
@@ -309,30 +347,23 @@ def rank_task(
                     for k in range(len(FIELDS))
                     if (exact | stemmed) >> k & 1
                 )
-            part = word.weight * idf * tf / (tf + k1)
+            part = scale * tf / (tf + k1)
             scores[slot] = scores.get(slot, 0.0) + part
-            terms = tuple(found.stem_terms.get(slot, ())) if stemmed else ()
-            fields = tuple(f for k, f in enumerate(FIELDS) if (exact | stemmed) >> k & 1)
-            match = WordMatch(
-                word.text,
-                ((word.text,) if exact else ()) + terms,
-                fields,
-                bool(stemmed) and not exact,
-                idf,
-                part,
-            )
-            matched.setdefault(slot, []).append(match)
+            held = parts.get(slot)
+            if held is None:
+                parts[slot] = [(position, exact, stemmed, part)]
+            else:
+                held.append((position, exact, stemmed, part))
     least = settings.floor * idf_of(1, total) if total >= SMALL_STORE else 0.0
+    kept_words = tuple(explained)
     hits = []
     for slot, score in scores.items():
+        held = parts[slot]
+        if floor and (score < least or len(held) < settings.min_words):
+            continue
         doc = docs[slot]
         assert doc is not None
-        if not admit(doc):
-            continue
-        parts = matched[slot]
-        if floor and (score < least or len(parts) < settings.min_words):
-            continue
-        parts.sort(key=lambda m: (-m.score, m.word))
-        hits.append(TaskHit(slot, doc, score, tuple(parts)))
+        if admit(doc):
+            hits.append(TaskHit(slot, doc, score, tuple(held), kept_words))
     hits.sort(key=lambda hit: (-round(hit.score * 1e9), hit.doc.id))
     return hits
