@@ -367,9 +367,12 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
                 examples=[["src/billing/retry.py"], ["src/billing/"]],
             ),
         ],
+        includeRetired: Annotated[
+            bool, Field(description="List retired and superseded records too (marked).")
+        ] = False,
     ) -> CallToolResult:
         return await running.run(
-            lambda: answer(indexed(lambda s, index: about_tool(s, paths, index)))
+            lambda: answer(indexed(lambda s, index: about_tool(s, paths, index, includeRetired)))
         )
 
     @server.tool(name="update", description=mcp_help.UPDATE, annotations=CHANGES)
@@ -484,13 +487,15 @@ def record_tool(store: Store, fields: dict[str, Any], index: StoreIndex | None =
         {
             "id": saved.record.id,
             "locator": saved.record.locator,
-            "warnings": [w.to_json() for w in saved.warnings],
+            "warnings": saved.warnings_json(),
         }
     )
 
 
-def about_tool(store: Store, paths: list[str], index: StoreIndex | None = None) -> Reply:
-    return Reply(api.about(store, paths, index).to_json())
+def about_tool(
+    store: Store, paths: list[str], index: StoreIndex | None = None, include_retired: bool = False
+) -> Reply:
+    return Reply(api.about(store, paths, index, include_retired=include_retired).to_json())
 
 
 def update_tool(

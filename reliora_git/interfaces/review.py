@@ -141,11 +141,20 @@ def _md_change(change: RecordChange, show_all: bool) -> str:
     return "\n".join(lines)
 
 
+def _about_mark(data: dict[str, object]) -> str | None:
+    """``retired`` or ``superseded by X`` (review --include-retired lists those too)."""
+    from reliora_git.operations.api import lifecycle_mark
+
+    return lifecycle_mark(dict(data))
+
+
 def _md_about_code(review: Review) -> str:
     lines = ["### Experiences about code this change touches", ""]
     for data, files in review.about_code[:MAX_ITEMS]:
         touched = ", ".join(md(f) for f in files[:5]) + (" …" if len(files) > 5 else "")
-        lines.append(f"- **{md(str(data['title']))}** ({md(str(data['id']))}): {touched}")
+        mark = _about_mark(data)
+        shown = f" _{md(mark)}_" if mark else ""
+        lines.append(f"- **{md(str(data['title']))}** ({md(str(data['id']))}){shown}: {touched}")
     if len(review.about_code) > MAX_ITEMS:
         lines.append(f"- _…and {len(review.about_code) - MAX_ITEMS} more_")
     return "\n".join(lines)
@@ -239,6 +248,8 @@ def to_json(review: Review) -> dict[str, Any]:
                 "id": data["id"],
                 "title": data["title"],
                 "locator": data["locator"],
+                "status": data.get("status", "active"),
+                "supersededBy": data.get("supersededBy") or [],
                 "files": files,
             }
             for data, files in review.about_code
@@ -296,8 +307,10 @@ def to_text(review: Review, show_all: bool = False) -> str:
         lines.append("experiences about code this change touches:")
         for data, files in review.about_code:
             touched = ", ".join(plain(f) for f in files[:5])
+            mark = _about_mark(data)
+            marked = f" [{plain(mark)}]" if mark else ""
             lines.append(
-                f"         {plain(str(data['id']))}  {plain(str(data['title']))}: {touched}"
+                f"         {plain(str(data['id']))}  {plain(str(data['title']))}{marked}: {touched}"
             )
     return "\n".join(lines) + "\n"
 

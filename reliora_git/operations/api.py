@@ -158,7 +158,9 @@ def search(
 class About:
     #: The paths asked about, top-relative (folders end with ``/``).
     paths: list[str]
-    #: Matching records as JSON, newest first, each with its freshness.
+    #: Matching records as JSON, newest first, each with its freshness. Their ``status``
+    #: is what the store makes of them ("superseded" whatever the file says), and
+    #: ``supersededBy`` names the active records that replace them.
     records: list[tuple[dict[str, Any], Freshness]]
 
     def to_json(self) -> dict[str, Any]:
@@ -171,6 +173,8 @@ class About:
                     "title": data["title"],
                     "locator": data["locator"],
                     "created": data.get("created"),
+                    "status": data.get("status"),
+                    "supersededBy": data.get("supersededBy") or [],
                     "paths": data.get("paths") or [],
                     "freshness": fresh.to_json(),
                 }
@@ -179,34 +183,86 @@ class About:
         }
 
 
-def about(store: Store, given: list[str], index: StoreIndex | None = None) -> About:
-    """The records whose ``paths`` are about these files or folders (SPEC.md §12)."""
+def lifecycle_of(index: StoreIndex, slot: int) -> dict[str, Any]:
+    """The record's JSON with its status as the store makes it (SPEC.md §11) and who
+    supersedes it: what ``about``, ``stale`` and review mark retired records with."""
+    doc = index.inverted.docs[slot]
+    assert doc is not None
+    data = dict(index.record_json(slot))
+    data["status"] = doc.status
+    data["supersededBy"] = list(index.superseded_by.get(doc.id, []))
+    return data
+
+
+def lifecycle_mark(data: dict[str, Any]) -> str | None:
+    """``retired`` or ``superseded by X`` for a record that is not active, else None."""
+    if data.get("supersededBy"):
+        return "superseded by " + ", ".join(str(i) for i in data["supersededBy"])
+    status = data.get("status")
+    return None if status in (None, "active") else str(status)
+
+
+def about(
+    store: Store,
+    given: list[str],
+    index: StoreIndex | None = None,
+    *,
+    include_retired: bool = False,
+) -> About:
+    """The records whose ``paths`` are about these files or folders (SPEC.md §12).
+
+    Retired and superseded records are left out unless ``include_retired``: an agent told
+    to read them before an edit must not follow advice that was withdrawn.
+    """
     from reliora_git.operations.history import paths_match
     from reliora_git.operations.paths import repo_path
 
     wanted = [repo_path(store, raw) for raw in given]
     index = index or open_index(store)
     matches = []
+    docs = index.inverted.docs
     for slot in index.slots():
+        if not include_retired and not docs[slot].is_active:  # type: ignore[union-attr]
+            continue
         data = index.record_json(slot)
         own = [p for p in data.get("paths") or [] if isinstance(p, str)]
         if any(paths_match(p, w) for p in own for w in wanted):
-            matches.append(data)
+            matches.append(lifecycle_of(index, slot))
     matches.sort(key=lambda d: (d.get("created") or "", d["id"]), reverse=True)
     found = freshness_of(store, index, [d["id"] for d in matches])
     return About(wanted, [(d, found[d["id"]]) for d in matches])
 
 
-def stale_records(store: Store) -> tuple[int, list[tuple[dict[str, Any], Freshness]]]:
-    """How many records name code paths, and the stale ones (record JSON, freshness)."""
+def stale_records(
+    store: Store, *, include_retired: bool = False
+) -> tuple[int, list[tuple[dict[str, Any], Freshness]]]:
+    """How many records are measured, and the stale ones (record JSON, freshness).
+
+    Measured: those that name code paths or have ``outdated`` feedback (SPEC.md §12);
+    retired and superseded ones only with ``include_retired``.
+    """
+    from reliora_git.operations.history import freshness_events
+
     index = open_index(store)
-    with_paths = [slot for slot in index.slots() if index.record_json(slot).get("paths")]
     docs = index.inverted.docs
-    ids = [docs[slot].id for slot in with_paths]  # type: ignore[union-attr]
-    found = freshness_of(store, index, ids)
+    slots = [
+        slot
+        for slot in index.slots()
+        if include_retired or docs[slot].is_active  # type: ignore[union-attr]
+    ]
+    ids = {docs[slot].id for slot in slots}  # type: ignore[union-attr]
+    events = freshness_events(index.event_locators, index.event_values, ids)
+    with_paths = [
+        slot
+        for slot in slots
+        if index.record_json(slot).get("paths")
+        or any(o == "outdated" for _, o in events.get(docs[slot].id, ()))  # type: ignore[union-attr]
+    ]
+    ids_measured = [docs[slot].id for slot in with_paths]  # type: ignore[union-attr]
+    found = freshness_of(store, index, ids_measured)
     stale = [
-        (index.record_json(slot), found[record_id])
-        for slot, record_id in zip(with_paths, ids, strict=True)
+        (lifecycle_of(index, slot), found[record_id])
+        for slot, record_id in zip(with_paths, ids_measured, strict=True)
         if found[record_id].state == "stale"
     ]
     return len(with_paths), stale
@@ -214,8 +270,9 @@ def stale_records(store: Store) -> tuple[int, list[tuple[dict[str, Any], Freshne
 
 def freshness_of(store: Store, index: StoreIndex, ids: list[str]) -> dict[str, Freshness]:
     """The freshness (SPEC.md §12) of the records ``ids``, from git history."""
-    from reliora_git.operations.history import Subject, freshness
+    from reliora_git.operations.history import Subject, freshness, freshness_events
 
+    events = freshness_events(index.event_locators, index.event_values, set(ids))
     subjects = []
     for record_id in ids:
         slot = index.slot_of(record_id)
@@ -223,7 +280,7 @@ def freshness_of(store: Store, index: StoreIndex, ids: list[str]) -> dict[str, F
             continue
         data = index.record_json(slot)
         paths = tuple(p for p in data.get("paths") or [] if isinstance(p, str))
-        subjects.append(Subject(record_id, data["locator"], paths))
+        subjects.append(Subject(record_id, data["locator"], paths, events.get(record_id, ())))
     return freshness(store, subjects)
 
 
@@ -285,10 +342,12 @@ def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Sh
     superseded_by = index.superseded_by.get(doc.id, [])
     if superseded_by:
         entry.record.status = "superseded"  # derived, whatever the file says (SPEC.md §11)
-    from reliora_git.operations.history import Subject, freshness, history_of
+    from reliora_git.operations.history import Subject, freshness, freshness_events, history_of
 
     paths = tuple(entry.record.paths)
-    fresh = freshness(store, [Subject(doc.id, doc.locator, paths)])[doc.id]
+    read = freshness_events(index.event_locators, index.event_values, {doc.id})
+    subject = Subject(doc.id, doc.locator, paths, read.get(doc.id, ()))
+    fresh = freshness(store, [subject])[doc.id]
     history = history_of(store, doc.locator)
     return Shown(entry.record, summary, events, index.folder_errors, superseded_by, fresh, history)
 

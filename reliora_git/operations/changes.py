@@ -147,8 +147,14 @@ def find_sides(store: Store, base: str | None, head: str) -> tuple[Side, Side]:
     return Side(shown, fork), Side(head, head_commit)
 
 
-def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> Review:
-    """The records and feedback ``head`` changes since it forked from ``base``."""
+def build_review(
+    store: Store, base: str | None = None, head: str = "HEAD", *, include_retired: bool = False
+) -> Review:
+    """The records and feedback ``head`` changes since it forked from ``base``.
+
+    Retired and superseded records are left out of :attr:`Review.about_code` unless
+    ``include_retired`` (SPEC.md §12).
+    """
     if git.toplevel(store.root) is None:
         raise RelioraError(f"{store.root} is not in a git repository", code="not_git")
     base_side, head_side = find_sides(store, base, head)
@@ -160,7 +166,9 @@ def build_review(store: Store, base: str | None = None, head: str = "HEAD") -> R
         )
         titles = {doc.id: doc.title for doc in trees.index.docs()}
         folder_errors = trees.index.folder_errors
-        about_code = _about_code(store, trees.index, base_side.commit, head_side.commit)
+        about_code = _about_code(
+            store, trees.index, base_side.commit, head_side.commit, include_retired
+        )
     events = sorted(
         (
             event
@@ -338,9 +346,11 @@ def _withhold(change: RecordChange, findings: list[Finding]) -> None:
 
 
 def _about_code(
-    store: Store, index: StoreIndex, base: str, head: str
+    store: Store, index: StoreIndex, base: str, head: str, include_retired: bool = False
 ) -> list[tuple[dict[str, object], list[str]]]:
-    """The records at head whose ``paths`` match files the change touches (SPEC.md §12)."""
+    """The records at head whose ``paths`` match files the change touches (SPEC.md §12),
+    active ones only unless ``include_retired`` (those come with ``status`` and
+    ``supersededBy``, to be marked)."""
     from reliora_git.operations.history import paths_match
 
     out = git.run(["diff", "--name-only", "-z", "--no-renames", base, head], store.root)
@@ -353,14 +363,21 @@ def _about_code(
     if not changed:
         return []
     found = []
+    docs = index.inverted.docs
     for slot in index.slots():
+        doc = docs[slot]
+        if doc is None or not (include_retired or doc.is_active):
+            continue
         data = index.record_json(slot)
         own = [p for p in data.get("paths") or [] if isinstance(p, str)]
         if not own:
             continue
         hits = [name for name in changed if any(paths_match(p, name) for p in own)]
         if hits:
-            found.append((data, hits))
+            shown = dict(data)
+            shown["status"] = doc.status
+            shown["supersededBy"] = list(index.superseded_by.get(doc.id, []))
+            found.append((shown, hits))
     found.sort(key=lambda item: str(item[0]["id"]))
     return found
 

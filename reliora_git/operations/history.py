@@ -2,16 +2,20 @@
 
 A record's ``paths`` name the code it is about. It is *stale* when a commit
 changed one of them after the last commit that changed the record file, or
-when one no longer exists at HEAD. Everything here is read with one ``git
-log`` over the records and their paths (and one ``git ls-tree`` for what
-exists at HEAD), never changing a score. Paths are data from files anyone can
+when one no longer exists at HEAD. A ``success`` or ``partial`` feedback event
+committed after those commits *confirms* it (the lesson held on the changed
+code): it is then measured from that event's commit. An ``outdated`` event
+newer than the record's last change makes it stale whatever its paths.
+Everything here is read with one ``git log`` over the records, their feedback
+folders and their paths (and one ``git ls-tree`` for what exists at HEAD),
+never changing a score. Paths are data from files anyone can
 commit: they reach git only as literal, top-relative pathspecs after ``--``,
 and one that is absolute or climbs out with ``..`` is reported missing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,14 +52,24 @@ class Freshness:
     missing_paths: list[str] = field(default_factory=list)
     #: The commits that changed the record's paths since it was last changed, newest first.
     commits: list[Commit] = field(default_factory=list)
+    #: The commit of the feedback that confirmed the record after its code changed.
+    confirmed_at: Commit | None = None
+    #: An ``outdated`` feedback event came after the record's last change.
+    outdated: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "state": self.state,
             "changedPaths": self.changed_paths,
             "missingPaths": self.missing_paths,
             "commitsSince": len(self.commits),
         }
+        # Only when they say something: the four keys above are the object of SPEC.md §12.
+        if self.confirmed_at is not None:
+            found["confirmedAt"] = self.confirmed_at.to_json()
+        if self.outdated:
+            found["outdated"] = True
+        return found
 
     def line(self) -> str | None:
         """What a person sees under a stale record, or None."""
@@ -72,6 +86,8 @@ class Freshness:
             )
         if self.missing_paths:
             parts.append(f"{', '.join(self.missing_paths[:3])} no longer exist(s)")
+        if self.outdated:
+            parts.append("feedback says it is outdated (update or retire it)")
         return "stale: " + "; ".join(parts)
 
 
@@ -85,6 +101,30 @@ class Subject:
     id: str
     locator: str
     paths: tuple[str, ...]
+    #: Its feedback events that freshness reads, as (store locator, outcome):
+    #: ``success``/``partial`` (confirmations) and ``outdated``.
+    events: tuple[tuple[str, str], ...] = ()
+
+
+#: Feedback outcomes that confirm a record after its code changed (SPEC.md §12).
+CONFIRMING = ("success", "partial")
+#: The outcomes freshness reads.
+FRESHNESS_OUTCOMES = (*CONFIRMING, "outdated")
+
+
+def freshness_events(
+    locators: Sequence[str], values: Sequence[Any], ids: Collection[str]
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """The feedback events freshness reads for each of ``ids`` (one pass over the store's).
+
+    ``locators`` and ``values`` are the store index's feedback files and their values
+    (``("ok", record id, outcome)`` for an event that reads).
+    """
+    found: dict[str, list[tuple[str, str]]] = {}
+    for locator, value in zip(locators, values, strict=True):
+        if value[0] == "ok" and value[1] in ids and value[2] in FRESHNESS_OUTCOMES:
+            found.setdefault(value[1], []).append((locator, value[2]))
+    return {record_id: tuple(events) for record_id, events in found.items()}
 
 
 def safe_path(path: str) -> bool:
@@ -112,7 +152,7 @@ def freshness(store: Store, subjects: Sequence[Subject]) -> dict[str, Freshness]
     ``git rev-parse`` once the results it shows were measured before.
     """
     found = {s.id: UNKNOWN for s in subjects}
-    measured = [s for s in subjects if s.paths]
+    measured = [s for s in subjects if s.paths or any(o == "outdated" for _, o in s.events)]
     if not measured:
         return found
     where = _where(store)
@@ -122,7 +162,7 @@ def freshness(store: Store, subjects: Sequence[Subject]) -> dict[str, Freshness]
     cache = _FreshnessCache(store, head)
     todo = []
     for subject in measured:
-        known = cache.get(prefix + subject.locator, subject.paths)
+        known = cache.get(prefix + subject.locator, subject.paths, subject.events)
         if known is None:
             todo.append(subject)
         else:
@@ -130,7 +170,7 @@ def freshness(store: Store, subjects: Sequence[Subject]) -> dict[str, Freshness]
     if todo:
         for subject, result in zip(todo, _measure(store, prefix, todo), strict=True):
             found[subject.id] = result
-            cache.put(prefix + subject.locator, subject.paths, result)
+            cache.put(prefix + subject.locator, subject.paths, subject.events, result)
         cache.save()
     return found
 
@@ -150,7 +190,7 @@ def _where(store: Store) -> tuple[str, str] | None:
 
 
 class _FreshnessCache:
-    """Freshness by (record file, its paths) for one HEAD, in ``<cache>.freshness``."""
+    """Freshness by (record file, its paths, its events) for one HEAD, in ``<cache>.freshness``."""
 
     def __init__(self, store: Store, head: str) -> None:
         from reliora_git.storage.cache import cache_file, read_cache
@@ -161,51 +201,86 @@ class _FreshnessCache:
         stored = None if self.path is None else read_cache(self.path, self.root)
         self.head = head
         self.entries: dict[Any, Any] = {}
-        if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == head:
-            self.entries = stored[1]
+        if isinstance(stored, tuple) and len(stored) == 3 and stored[:2] == (_CACHE_FORMAT, head):
+            self.entries = stored[2]
         self.changed = False
 
-    def get(self, record_file: str, paths: tuple[str, ...]) -> Freshness | None:
-        plain = self.entries.get((record_file, paths))
+    def get(
+        self, record_file: str, paths: tuple[str, ...], events: tuple[tuple[str, str], ...]
+    ) -> Freshness | None:
+        plain = self.entries.get((record_file, paths, events))
         if plain is None:
             return None
-        state, changed, missing, commits = plain
-        return Freshness(state, list(changed), list(missing), [Commit(*c) for c in commits])
+        state, changed, missing, commits, confirmed, outdated = plain
+        return Freshness(
+            state,
+            list(changed),
+            list(missing),
+            [Commit(*c) for c in commits],
+            None if confirmed is None else Commit(*confirmed),
+            outdated,
+        )
 
-    def put(self, record_file: str, paths: tuple[str, ...], found: Freshness) -> None:
-        commits = tuple((c.sha, c.time, c.author, c.subject) for c in found.commits)
-        plain = (found.state, tuple(found.changed_paths), tuple(found.missing_paths), commits)
-        self.entries[(record_file, paths)] = plain
+    def put(
+        self,
+        record_file: str,
+        paths: tuple[str, ...],
+        events: tuple[tuple[str, str], ...],
+        found: Freshness,
+    ) -> None:
+        commits = tuple(_plain(c) for c in found.commits)
+        confirmed = None if found.confirmed_at is None else _plain(found.confirmed_at)
+        plain = (
+            found.state,
+            tuple(found.changed_paths),
+            tuple(found.missing_paths),
+            commits,
+            confirmed,
+            found.outdated,
+        )
+        self.entries[(record_file, paths, events)] = plain
         self.changed = True
 
     def save(self) -> None:
         from reliora_git.storage.cache import write_cache
 
         if self.changed and self.path is not None:
-            write_cache(self.path, self.root, (self.head, self.entries))
+            write_cache(self.path, self.root, (_CACHE_FORMAT, self.head, self.entries))
+
+
+#: The layout of the freshness cache's entries (an older layout is not read).
+_CACHE_FORMAT = 2
+
+
+def _plain(commit: Commit) -> tuple[str, int, str, str]:
+    return (commit.sha, commit.time, commit.author, commit.subject)
 
 
 def _measure(store: Store, prefix: str, measured: Sequence[Subject]) -> list[Freshness]:
     """Freshness from one pass over the log (newest first), for each of ``measured``.
 
-    The pass finds, for each record file, the newest commit that changed it, and for
-    each code path the commits that changed it; a record's stale commits are those
-    of its paths newer than its own.
+    The pass finds, for each record file and feedback file, the newest commit that
+    changed it, and for each code path the commits that changed it; a record's stale
+    commits are those of its paths newer than its own (or than its confirmation).
     """
     paths = sorted({p for s in measured for p in s.paths if safe_path(p)})
     record_files = {s.id: prefix + s.locator for s in measured}
-    wanted = [*record_files.values(), *paths]
+    # A record's feedback folder is one pathspec, whatever the number of its events.
+    event_folders = sorted(
+        {prefix + _folder(loc) for s in measured for loc, _ in s.events if "/" in loc}
+    )
+    wanted = [*record_files.values(), *event_folders, *paths]
     log = _log(store, wanted if len(wanted) <= MAX_PATHSPECS else None)
     existing = _existing(store, paths)
     boundary = _shallow_boundary(store)
     newest: dict[str, int] = {}
-    record_set = set(record_files.values())
+    tracked = set(record_files.values()) | {prefix + loc for s in measured for loc, _ in s.events}
     exact = {p for p in paths if not p.endswith("/")}
     folders = [p for p in paths if p.endswith("/")]
     touched: dict[str, list[int]] = {}
     for at, (_, files) in enumerate(log):
         for name in files:
-            if name in record_set and name not in newest:
+            if name in tracked and name not in newest:
                 newest[name] = at
             if name in exact:
                 touched.setdefault(name, []).append(at)
@@ -224,15 +299,36 @@ def _measure(store: Store, prefix: str, measured: Sequence[Subject]) -> list[Fre
             # shows every file as added, whatever really changed there.
             results.append(Freshness("unknown", missing_paths=missing))
             continue
+        # Events not committed yet are the newest of all (-1); committed ones by position.
+        events = [(newest.get(prefix + loc, -1), outcome) for loc, outcome in subject.events]
+        outdated = any(
+            outcome == "outdated" and (position is None or at < position) for at, outcome in events
+        )
         if position is None:
             # Not committed yet: measured from now (SPEC.md §12).
-            results.append(Freshness("stale" if missing else "fresh", [], missing, []))
+            state = "stale" if missing or outdated else "fresh"
+            results.append(Freshness(state, [], missing, [], outdated=outdated))
             continue
         since = sorted({i for p in own for i in touched.get(p, []) if i < position})
+        confirmed_at = None
+        # The newest committed success/partial after the record's last change, when code
+        # changed between the two: the lesson was used on the changed code and held.
+        confirming = [at for at, o in events if o in CONFIRMING and 0 <= at < position]
+        if confirming and since and max(since) >= min(confirming):
+            anchor = min(confirming)
+            confirmed_at = log[anchor][0]
+            since = [i for i in since if i < anchor]
+            position = anchor
         changed = [p for p in own if any(i < position for i in touched.get(p, []))]
-        state = "stale" if since or missing else "fresh"
-        results.append(Freshness(state, changed, missing, [log[i][0] for i in since]))
+        state = "stale" if since or missing or outdated else "fresh"
+        commits = [log[i][0] for i in since]
+        results.append(Freshness(state, changed, missing, commits, confirmed_at, outdated))
     return results
+
+
+def _folder(locator: str) -> str:
+    """The folder of a store file, ending with ``/`` (a feedback event's record folder)."""
+    return locator.rsplit("/", 1)[0] + "/"
 
 
 def _shallow_boundary(store: Store) -> set[str]:

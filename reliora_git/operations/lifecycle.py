@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reliora_git.operations.api import check_reads_back, refuse_secrets, validate_new
+from reliora_git.operations.paths import PathWarning
 from reliora_git.operations.targets import Target, find_target
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import Record
@@ -33,7 +34,9 @@ REPLACED = (
     "paths",
 )
 #: Fields an update appends to (``--add-problem`` and the like).
-APPENDED = ("problems", "failed_attempts", "warnings")
+APPENDED = ("problems", "failed_attempts", "warnings", "tags", "paths", "supersedes")
+#: Of those, the lists that keep each item once (a tag again, a path again: no change).
+APPENDED_ONCE = ("tags", "paths", "supersedes")
 #: JSON keys of an update (``update --json -``, the MCP tool) → (attribute, appended).
 JSON_KEYS = {
     "title": ("title", False),
@@ -49,6 +52,9 @@ JSON_KEYS = {
     "addProblems": ("problems", True),
     "addFailedAttempts": ("failed_attempts", True),
     "addWarnings": ("warnings", True),
+    "addTags": ("tags", True),
+    "addPaths": ("paths", True),
+    "addSupersedes": ("supersedes", True),
 }
 
 
@@ -97,10 +103,30 @@ def update(
     index: StoreIndex | None = None,
     today: dt.date | None = None,
 ) -> Record:
-    """Change the record ``id_or_prefix`` in place; the record as saved.
+    """Change the record ``id_or_prefix`` in place; the record as saved (see :func:`updated`)."""
+    return updated(store, id_or_prefix, changes, index=index, today=today).record
+
+
+@dataclass
+class Updated:
+    record: Record
+    #: Paths given that the work tree has no file or folder for (saved all the same).
+    path_warnings: list[PathWarning] = field(default_factory=list)
+
+
+def updated(
+    store: Store,
+    id_or_prefix: str,
+    changes: Changes,
+    *,
+    index: StoreIndex | None = None,
+    today: dt.date | None = None,
+) -> Updated:
+    """Change the record ``id_or_prefix`` in place: the record as saved, and path warnings.
 
     An invalid record can be repaired this way (SPEC.md §11): it is found by the id
-    its file gives, and saved only when the result is valid.
+    its file gives, and saved only when the result is valid. Paths given are saved as
+    ``about`` reads them (operations/paths.py); ``supersedes`` ids may be prefixes.
     """
     from reliora_git.records.parse import render_record
     from reliora_git.records.roundtrip import normalize
@@ -112,14 +138,18 @@ def update(
     path = store.root.joinpath(*target.locator.split("/"))
     original = read_regular_file(path, target.locator)
     record = _readable(original, target)
-    for name, value in changes.replace.items():
+    replace, append, warnings = _given(store, index, changes, target.record_id)
+    for name, value in replace.items():
         if name not in REPLACED:
             raise RelioraError(f"{name!r} cannot be updated", code="usage")
         setattr(record, name, value)
-    for name, items in changes.append.items():
+    for name, items in append.items():
         if name not in APPENDED:
             raise RelioraError(f"{name!r} cannot be appended to", code="usage")
-        setattr(record, name, [*getattr(record, name), *items])
+        had = getattr(record, name)
+        if name in APPENDED_ONCE:
+            items = _not_in(had, items)
+        setattr(record, name, [*had, *items])
     record.extra_meta.update(changes.extra)
     if changes.status is not None:
         record.status = changes.status
@@ -131,7 +161,39 @@ def update(
     refuse_secrets(store, record, text=text)
     check_reads_back(text, target.locator, record)
     replace_file(path, original, text, store)
-    return record
+    return Updated(record, warnings)
+
+
+def _not_in(had: list[str], items: list[str]) -> list[str]:
+    """``items`` that ``had`` lacks, each once, in order."""
+    seen = set(had)
+    new = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            new.append(item)
+    return new
+
+
+def _given(
+    store: Store, index: StoreIndex, changes: Changes, own_id: str
+) -> tuple[dict[str, object], dict[str, list[str]], list[PathWarning]]:
+    """The changes as saved: paths as ``about`` reads them, ``supersedes`` as full ids."""
+    from reliora_git.operations.paths import saved_paths
+    from reliora_git.operations.targets import resolve_supersedes
+
+    replace = dict(changes.replace)
+    append = {name: list(items) for name, items in changes.append.items()}
+    warnings: list[PathWarning] = []
+    if isinstance(replace.get("paths"), list):
+        replace["paths"], found = saved_paths(store, replace["paths"])  # type: ignore[arg-type]
+        warnings += found
+    if append.get("paths"):
+        append["paths"], found = saved_paths(store, append["paths"])
+        warnings += [w for w in found if w not in warnings]
+    if append.get("supersedes"):
+        append["supersedes"] = resolve_supersedes(index, append["supersedes"], own_id)
+    return replace, append, warnings
 
 
 def _readable(original: bytes, target: Target) -> Record:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -15,6 +15,7 @@ from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import find_store
 
 if TYPE_CHECKING:
+    from reliora_git.operations.history import Freshness
     from reliora_git.operations.lifecycle import Changes
 
 
@@ -33,6 +34,16 @@ def update(
     add_warning: Annotated[list[str] | None, typer.Option(help="Append a warning.")] = None,
     tag: Annotated[list[str] | None, typer.Option(help="The tags (replace them all).")] = None,
     path: Annotated[list[str] | None, typer.Option(help="The code paths (replace them).")] = None,
+    add_tag: Annotated[list[str] | None, typer.Option(help="Add a tag (repeatable).")] = None,
+    add_path: Annotated[
+        list[str] | None, typer.Option(help="Add a code path (repeatable).")
+    ] = None,
+    supersedes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--supersedes", metavar="ID", help="Add a record this one replaces (id or prefix)."
+        ),
+    ] = None,
     json_input: Annotated[
         str | None,
         typer.Option("--json", metavar="-", help="Read the changes as a JSON object on stdin."),
@@ -49,10 +60,10 @@ def update(
     \b
     Examples:
       reliora update flaky-pytest --add-warning "not needed on pytest 8.2+"
+      reliora update flaky-pytest --add-path tests/conftest.py --supersedes old-timeouts
       echo '{"solution": "…", "addProblems": ["…"]}' | reliora update flaky-pytest --json -
     """
-    from reliora_git.operations.lifecycle import Changes
-    from reliora_git.operations.lifecycle import update as run_update
+    from reliora_git.operations.lifecycle import Changes, updated
 
     as_json = json_input is not None
     with reporting(as_json):
@@ -74,13 +85,20 @@ def update(
             ("problems", add_problem),
             ("failed_attempts", add_failed),
             ("warnings", add_warning),
+            ("tags", add_tag),
+            ("paths", add_path),
+            ("supersedes", supersedes),
         ):
             if items:
                 changes.append[name] = [*changes.append.get(name, []), *items]
         store = find_store(repo)
-        saved = run_update(store, record_id, changes)
+        result = updated(store, record_id, changes)
+        saved = result.record
         wrote(f"updated {saved.id} in {saved.locator}")
-        _report(saved.id, saved.locator, saved.updated, "updated", as_json)
+        for warning in result.path_warnings:  # stderr: a --json document stays one document
+            Printer().warn(warning.message)
+        warnings = [w.to_json() for w in result.path_warnings]
+        _report(saved.id, saved.locator, saved.updated, "updated", as_json, warnings)
 
 
 def edit(
@@ -154,9 +172,19 @@ def retire(
         _report(saved.id, saved.locator, saved.updated, "retired", json_output)
 
 
-def _report(record_id: str, locator: str, updated: str | None, what: str, as_json: bool) -> None:
+def _report(
+    record_id: str,
+    locator: str,
+    updated: str | None,
+    what: str,
+    as_json: bool,
+    warnings: list[dict[str, str]] | None = None,
+) -> None:
     if as_json:
-        print_json({"id": record_id, "locator": locator, "updated": updated})
+        document: dict[str, object] = {"id": record_id, "locator": locator, "updated": updated}
+        if warnings:
+            document["warnings"] = warnings
+        print_json(document)
     else:
         Printer().line(f"{what} {record_id} in {locator}")
 
@@ -173,25 +201,39 @@ def _json_changes(source: str) -> Changes:
     return changes_from_json(data)
 
 
+IncludeRetired = Annotated[
+    bool,
+    typer.Option("--include-retired", help="List retired and superseded records too (marked)."),
+]
+
+
 def stale(
     repo: RepoOption = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    include_retired: IncludeRetired = False,
+    exit_code: Annotated[
+        bool, typer.Option("--exit-code", help="Exit 1 when a record is stale (for CI).")
+    ] = False,
 ) -> None:
     """List the records whose code changed since they were recorded (from git history).
 
     A record is stale when a commit changed one of its `paths` after the last
-    commit that changed the record, or when a path no longer exists at HEAD.
-    Each is listed with the commits that touched its paths since.
+    commit that changed the record, when a path no longer exists at HEAD, or
+    when `outdated` feedback came after its last change. `success` or
+    `partial` feedback committed after the code changed confirms it: it is
+    measured from that feedback's commit. Each is listed with the commits that
+    touched its paths since. Retired and superseded records are left out
+    unless --include-retired.
 
     \b
-    Example:
+    Examples:
       reliora stale --json
+      reliora stale --exit-code     # in CI: fail while a lesson is stale
     """
-    from reliora_git.interfaces.output import one_line
     from reliora_git.operations import api
 
     with reporting(json_output):
-        checked, found = api.stale_records(find_store(repo))
+        checked, found = api.stale_records(find_store(repo), include_retired=include_retired)
         if json_output:
             print_json(
                 {
@@ -201,6 +243,8 @@ def stale(
                             "id": data["id"],
                             "title": data["title"],
                             "locator": data["locator"],
+                            "status": data["status"],
+                            "supersededBy": data["supersededBy"],
                             "freshness": fresh.to_json(),
                             "commits": [commit.to_json() for commit in fresh.commits],
                         }
@@ -208,28 +252,44 @@ def stale(
                     ],
                 }
             )
-            return
-        printer = Printer()
-        for data, fresh in found:
-            printer.line(f"{data['id']}  {one_line(data['title'])}")
-            printer.line(f"    {one_line(fresh.line() or '')}")
-            for commit in fresh.commits[:10]:
-                info = commit.to_json()
-                printer.line(
-                    f"    {info['commit'][:10]} {info['date'][:10]} {one_line(commit.subject)}"
-                )
-        printer.line(f"{len(found)} of {checked} record(s) with paths are stale")
+        else:
+            _print_stale(found, checked)
+    if exit_code and found:
+        raise typer.Exit(1)
+
+
+def _print_stale(found: list[tuple[dict[str, Any], Freshness]], checked: int) -> None:
+    from reliora_git.interfaces.output import one_line
+    from reliora_git.operations.api import lifecycle_mark
+
+    printer = Printer()
+    for data, fresh in found:
+        mark = lifecycle_mark(data)
+        shown = f"  [{one_line(mark)}]" if mark else ""
+        printer.line(f"{data['id']}  {one_line(data['title'])}{shown}")
+        printer.line(f"    {one_line(fresh.line() or '')}")
+        if fresh.confirmed_at is not None:
+            confirmed = fresh.confirmed_at.to_json()
+            printer.line(f"    confirmed by feedback in {confirmed['commit'][:10]}")
+        for commit in fresh.commits[:10]:
+            info = commit.to_json()
+            printer.line(
+                f"    {info['commit'][:10]} {info['date'][:10]} {one_line(commit.subject)}"
+            )
+    printer.line(f"{len(found)} of {checked} record(s) with paths are stale")
 
 
 def about(
     paths: Annotated[list[str], typer.Argument(metavar="PATH…", help="Files or folders.")],
     repo: RepoOption = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    include_retired: IncludeRetired = False,
 ) -> None:
     """List the records about these files or folders (their `paths`), newest first.
 
     Read them before editing the code: stale ones (the code changed since) are
-    marked.
+    marked. Retired and superseded records are left out unless
+    --include-retired (then marked `retired` or `superseded by ID`).
 
     \b
     Example:
@@ -239,7 +299,7 @@ def about(
     from reliora_git.operations import api
 
     with reporting(json_output):
-        found = api.about(find_store(repo), paths)
+        found = api.about(find_store(repo), paths, include_retired=include_retired)
         if json_output:
             print_json(found.to_json())
             return
@@ -247,7 +307,8 @@ def about(
         if not found.records:
             printer.line("No experiences are about " + ", ".join(found.paths) + ".")
         for data, fresh in found.records:
-            mark = "  [stale]" if fresh.state == "stale" else ""
+            marks = [api.lifecycle_mark(data), "stale" if fresh.state == "stale" else None]
+            mark = "".join(f"  [{one_line(m)}]" for m in marks if m)
             printer.line(f"{data['id']}  {one_line(data['title'])}{mark}")
             printer.line(f"    about: {', '.join(one_line(p) for p in data.get('paths') or [])}")
             if fresh.line():

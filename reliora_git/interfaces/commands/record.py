@@ -150,12 +150,14 @@ def record(
         wrote(f"saved {saved.record.id} as {saved.record.locator}")
         if draft is not None:
             draft.unlink()
+        for path_warning in saved.path_warnings:  # stderr: the --json document stays one
+            Printer().warn(path_warning.message)
         if as_json:
             print_json(
                 {
                     "id": saved.record.id,
                     "locator": saved.record.locator,
-                    "warnings": [w.to_json() for w in saved.warnings],
+                    "warnings": saved.warnings_json(),
                 }
             )
             return

@@ -36,6 +36,13 @@ def review(
     ] = "markdown",
     repo: RepoOption = None,
     show_all: AllFlag = False,
+    include_retired: Annotated[
+        bool,
+        typer.Option(
+            "--include-retired",
+            help="List retired and superseded records about the changed code too (marked).",
+        ),
+    ] = False,
 ) -> None:
     """List records added, modified, renamed and removed between two refs.
 
@@ -63,7 +70,8 @@ def review(
         if output_format not in FORMATS:
             raise RelioraError(f"--format must be one of {', '.join(FORMATS)}", code="usage")
         base, head = refs_of(refs or [], base, head)
-        result = build_review(find_git_store(repo), base, head or "HEAD")
+        store = find_git_store(repo)
+        result = build_review(store, base, head or "HEAD", include_retired=include_retired)
         if as_json:
             print_json(to_json(result))
         else:
