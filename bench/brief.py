@@ -239,6 +239,11 @@ def floor_figures(
     injected = [
         p for p in prompts if rank_task(index.inverted, task_words(p, "", settings), settings)
     ]
+    unfloored = [
+        p
+        for p in prompts
+        if rank_task(index.inverted, task_words(p, "", settings), settings, floor=False)
+    ]
     lost = []
     for task in tasks:
         words = task_words(task.task, "", settings)
@@ -251,6 +256,7 @@ def floor_figures(
         "promptsInjected": len(injected),
         "injectedShare": len(injected) / len(prompts) if prompts else None,
         "injectedExamples": injected[:10],
+        "promptsInjectedWithoutFloor": len(unfloored),
         "tasks": len(tasks),
         "tasksLost": len(lost),
         "lostShare": len(lost) / len(tasks) if tasks else None,
@@ -263,7 +269,11 @@ def floor_figures(
 def timing(
     corpus: Path, tasks: Sequence[Task], sizes: Sequence[int], runs: int
 ) -> list[dict[str, Any]]:
-    """``reliora brief`` as a process at each size, beside search and git grep of the keywords."""
+    """``reliora brief`` as a process at each size, beside search and git grep of the keywords.
+
+    Medians of wall and CPU seconds (user + system of the process: steadier than wall
+    time on a shared machine) over five tasks, ``runs`` runs each after one untimed.
+    """
     sys.path.insert(0, str(REPO_ROOT / "bench"))
     import run as bench_run  # bench/run.py: the same stores and the same process measure
 
@@ -278,36 +288,40 @@ def timing(
             root = Path(work) / f"store-{size}"
             bench_run.make_store(root, sources, size)
             bench_run.run_once([*exe, "search", "warm", "--json"], root, env)  # the cache
-            measures: dict[str, list[float]] = {
-                "brief": [],
-                "brief --query": [],
-                "search": [],
-                "git grep": [],
-            }
+            wall: dict[str, list[float]] = {}
+            cpu: dict[str, list[float]] = {}
             for task in sample:
                 argv = {
-                    "brief": [*exe, "brief", task.task],
-                    "brief --query": [*exe, "brief", task.task, "--query", task.query],
-                    "search": [*exe, "search", task.query or task.task, "--json"],
-                    "git grep": bench_run.grep_argv(task.query or task.task),
+                    "brief TASK": [*exe, "brief", task.task],
+                    "brief TASK --query": [*exe, "brief", task.task, "--query", task.query],
+                    "brief --file": [*exe, "brief", "--file", "src/app.py"],
+                    "search KEYWORDS": [*exe, "search", task.query or task.task, "--json"],
+                    "git grep -il KEYWORDS": bench_run.grep_argv(task.query or task.task),
                 }
                 for label, command in argv.items():
                     bench_run.run_once(command, root, env)
                     for _ in range(runs):
-                        elapsed, _cpu, code, _peak, stderr = bench_run.run_once(command, root, env)
+                        elapsed, used, code, _peak, stderr = bench_run.run_once(command, root, env)
                         if code not in (0, 1):
-                            sys.exit(
-                                f"bench: {' '.join(command[:3])} failed: {stderr.strip()[:300]}"
-                            )
-                        measures[label].append(elapsed)
-            row = {"size": size}
-            row.update({label: statistics.median(found) for label, found in measures.items()})
-            rows.append(row)
-            print(
-                f"  {size:>6,} records: "
-                + ", ".join(f"{k} {v:.3f} s" for k, v in row.items() if k != "size"),
-                flush=True,
-            )
+                            sys.exit(f"bench: {label} failed: {stderr.strip()[:300]}")
+                        wall.setdefault(label, []).append(elapsed)
+                        cpu.setdefault(label, []).append(used)
+            load = os.getloadavg()[0]
+            for label in wall:
+                row = {
+                    "size": size,
+                    "command": label,
+                    "wall": statistics.median(wall[label]),
+                    "cpu": statistics.median(cpu[label]),
+                    "runs": len(wall[label]),
+                    "load": load,
+                }
+                rows.append(row)
+                print(
+                    f"| {size:,} | {label} | {row['wall']:.3f} | {row['cpu']:.3f} | "
+                    f"{row['runs']} | {load:.1f} |",
+                    flush=True,
+                )
     return rows
 
 
@@ -364,13 +378,15 @@ def main() -> None:
         f"\nfloor ({chosen.floor} × the idf of a word held by one record, at least "
         f"{chosen.min_words} words): "
         f"{floor['promptsInjected']}/{floor['prompts']} prompts without a task get a lesson; "
-        f"{floor['tasksLost']}/{floor['tasks']} tasks lose their note from the top 5"
+        f"{floor['tasksLost']}/{floor['tasks']} tasks lose their note from the top 5 "
+        f"(without the floor {floor['promptsInjectedWithoutFloor']} prompts get a lesson)"
     )
     for prompt in floor["injectedExamples"]:
         print(f"  injected: {prompt!r}")
 
     if args.timing:
-        print("\ntiming (median wall seconds):")
+        print("\n| records | command | median wall (s) | median CPU (s) | runs | load |")
+        print("| ---: | --- | ---: | ---: | ---: | ---: |")
         figures["timing"] = timing(args.corpus, tasks, args.sizes, args.runs)
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
