@@ -28,7 +28,15 @@ as every command reads it. Three figures, each also for a range of
   figure is the share flagged likely duplicates.
 
 The seed's levels alone (a moderate or strong warning) are shown beside, for
-comparison. Only the standard library and reliora_git are used.
+comparison.
+
+Most stores are young, so the same two figures are also measured in **small
+stores** of 1, 2, 3, 5 and 20 notes sampled from the corpus (``--trials`` stores
+of each size): a reworded copy (tags kept, 2 words of other notes' titles added
+to the title) of one of the store's notes should be
+a likely duplicate, and a note from outside the store should not be one.
+
+Only the standard library and reliora_git are used.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpora" / "til"
+SMALL_STORE_SIZES = (1, 2, 3, 5, 20)
 THRESHOLDS = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 DEFAULT_THRESHOLD = 0.75
 NEW_TEXT = "A fresh write-up of this lesson, in other words than the original."
@@ -132,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=400, help="notes to reword (default 400)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--out", type=Path, help="write the figures as JSON to this file")
+    parser.add_argument(
+        "--trials", type=int, default=300, help="small stores of each size (default 300)"
+    )
     args = parser.parse_args(argv)
     if not (args.corpus / ".reliora" / "experiences").is_dir():
         print(f"no corpus at {args.corpus} (pass --corpus PATH): nothing measured")
@@ -228,12 +240,45 @@ def main(argv: list[str] | None = None) -> int:
     results["highestOverlapsAmongDistinctNotes"] = [
         {"note": rid, "existing": other, "overlap": round(o, 4)} for o, rid, other in worst
     ]
+    results["smallStores"] = small_stores(
+        records, args.trials, random.Random(args.seed), title_words
+    )
     results["seconds"] = round(time.perf_counter() - started, 1)
     _print(results)
     if args.out:
         args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.out}")
     return 0
+
+
+def small_stores(
+    records: list[Any], trials: int, rng: random.Random, title_words: list[str]
+) -> dict[str, Any]:
+    """Recall on reworded copies and false likely duplicates in stores of a few notes."""
+    from reliora_git.search.duplicates import DocsPool, find_similar
+    from reliora_git.search.rank import index_record
+
+    figures: dict[str, Any] = {}
+    for size in SMALL_STORE_SIZES:
+        found = false = 0
+        for _ in range(trials):
+            chosen = rng.sample(records, size + 1)
+            stored, outsider = chosen[:size], chosen[size]
+            pool = DocsPool([index_record(r) for r in stored])
+            original = rng.choice(stored)
+            copy = reworded(original, rng, True, rng.sample(title_words, 2))
+            found += any(
+                w.likely and w.id == original.id
+                for w in find_similar(copy, pool, duplicate_overlap=DEFAULT_THRESHOLD)
+            )
+            false += any(
+                w.likely for w in find_similar(outsider, pool, duplicate_overlap=DEFAULT_THRESHOLD)
+            )
+        figures[str(size)] = {
+            "rewordedLikely": rate(found, trials),
+            "distinctFlagged": rate(false, trials),
+        }
+    return figures
 
 
 def _nearest_same_topic(record: Any, index: Any, topic: dict[str, str]) -> str | None:
@@ -271,6 +316,10 @@ def _print(results: dict[str, Any]) -> None:
     print("\nhighest overlaps among distinct notes (read these: some may be real repeats):")
     for pair in results["highestOverlapsAmongDistinctNotes"]:
         print(f"  {pair['overlap']:.4f}  {pair['note']}  ~  {pair['existing']}")
+    print(f"\nsmall stores (threshold {results['defaultThreshold']}):")
+    print("  notes: reworded copy likely | distinct note flagged")
+    for size, row in results["smallStores"].items():
+        print(f"  {size:>5}: {pct(row['rewordedLikely'])} | {pct(row['distinctFlagged'])}")
     print(f"\n{results['seconds']} s")
 
 

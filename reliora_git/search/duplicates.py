@@ -36,6 +36,10 @@ MAX_WARNINGS = 3
 MAX_SHARED_TOKENS = 8
 LIKELY_DUPLICATE = "likely-duplicate"
 RELATED = "related"
+#: Every token counts as rare until the store shows otherwise: ``idf = ln((N + 21) / (df + 1))``.
+#: Without it a store of one or two records gives every shared word an idf of 0, and a
+#: reworded copy of the only record was never a likely duplicate (docs/ranking.md).
+IDF_PRIOR = 20
 #: ``duplicate_overlap`` when config.toml does not set it.
 DEFAULT_DUPLICATE_OVERLAP = 0.75
 #: The duplicate query keeps its first this-many content tokens: far more than a real
@@ -70,8 +74,13 @@ class SimilarityWarning:
     @property
     def evidence(self) -> str:
         """Why, in a few words: ``overlap 0.82; shares pgbouncer, pool, timeout``."""
-        parts = ["same title, solution and applicability"] if self.exact else []
-        parts.append(f"overlap {self.overlap:.2f}")
+        # An exact twin is a duplicate whatever its overlap: "overlap 0.00" beside it
+        # (a record whose query tokens are all common words) only confuses.
+        parts = (
+            ["same title, solution and applicability"]
+            if self.exact
+            else [f"overlap {self.overlap:.2f}"]
+        )
         if self.shared_tokens:
             parts.append("shares " + ", ".join(self.shared_tokens))
         return "; ".join(parts)
@@ -189,8 +198,8 @@ def duplicate_query(record: Record) -> Query | None:
 
 
 def idf_weights(tokens: Sequence[str], pool: Pool, exclude_id: str) -> dict[str, float]:
-    """``ln((N + 1) / (df(t) + 1))`` for each token, over the pool without ``exclude_id``."""
-    n = pool.record_count(exclude_id)
+    """``ln((N + 21) / (df(t) + 1))`` for each token, over the pool without ``exclude_id``."""
+    n = pool.record_count(exclude_id) + IDF_PRIOR
     return {t: math.log((n + 1) / (pool.document_frequency(t, exclude_id) + 1)) for t in tokens}
 
 
