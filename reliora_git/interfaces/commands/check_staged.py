@@ -8,8 +8,12 @@ in commands/check.py calls the same function for every other spelling.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reliora_git.interfaces.commands.reporting import reporting
+
+if TYPE_CHECKING:
+    from reliora_git.storage.store import Store
 
 
 def run_check_staged(
@@ -34,9 +38,11 @@ def run_check_staged(
         )
         if json_output:
             print_json({**result.report.to_json(), "staged": True})
-        elif result.report.checked or result.report.files:
-            # Nothing staged under .reliora/ (most commits): say nothing.
-            Printer().check(result.report, show_all)
+        else:
+            if result.report.checked or result.report.files:
+                # Nothing staged under .reliora/ (most commits): say nothing of records.
+                Printer().check(result.report, show_all)
+            _point_to_lessons(store)
     blocked = (
         result.conflicts
         or result.linked
@@ -44,3 +50,23 @@ def run_check_staged(
         or (result.has_invalid_records and config.block_on_invalid)
     )
     return 1 if blocked else 0
+
+
+def _point_to_lessons(store: Store) -> None:
+    """One line naming the lessons about the files being committed (operations/staged_about.py)."""
+    import shlex
+
+    from reliora_git.interfaces.output import Printer, one_line
+    from reliora_git.operations.staged_about import lessons_about_staged
+    from reliora_git.records.errors import RelioraError
+
+    try:
+        found = lessons_about_staged(store)
+    except (RelioraError, OSError):
+        return  # a pointer, never a reason to stop a commit
+    if found is None:
+        return
+    named = " ".join(shlex.quote(one_line(name)) for name in found.files[:3])
+    more = " …" if len(found.files) > 3 else ""
+    are = "lesson is" if found.lessons == 1 else "lessons are"
+    Printer().line(f"{found.lessons} {are} about files in this commit: reliora about {named}{more}")

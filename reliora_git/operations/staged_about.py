@@ -1,0 +1,102 @@
+"""The pre-commit hook's pointer to the lessons about the code being committed (SPEC.md §12).
+
+``check --staged`` prints one line when staged files are named by active records'
+``paths``: ``3 lessons are about files in this commit: reliora about src/x.py``.
+
+It runs on every commit, so it must cost next to nothing: one ``git diff
+--cached --name-only`` says which files are staged (nothing outside the store:
+done), and the records' paths come from a small cache keyed by the tree of
+``.reliora/experiences`` at HEAD, which changes only when records do. Only
+when that tree is new, or records are staged in this commit, is the store read
+from the git index (the same index ``check --staged`` builds). A store whose
+records name no paths leaves an empty cache: every later commit reads 2 git
+outputs and a few bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reliora_git.gitrepo import git
+from reliora_git.storage.store import Store
+
+#: The layout of the cache file's content (an older one is not read).
+_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class LessonsAbout:
+    #: How many active records name the staged files.
+    lessons: int
+    #: The staged files they name, top-relative, in index order.
+    files: list[str]
+
+
+def lessons_about_staged(store: Store) -> LessonsAbout | None:
+    """The active records whose paths name staged files, or None (none, or no git)."""
+    from reliora_git.operations.history import paths_match
+
+    prefix = git.show_prefix(store.root)
+    store_dir = prefix + ".reliora/"
+    out = git.run(
+        ["diff", "--cached", "--name-only", "-z", "--no-renames"], store.root, check=False
+    )
+    staged = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
+    code = [name for name in staged if not name.startswith(store_dir)]
+    if not code:
+        return None
+    records_staged = any(name.startswith(store_dir + "experiences/") for name in staged)
+    record_paths = _record_paths(store, prefix, records_staged)
+    if not record_paths:
+        return None
+    lessons = 0
+    named: set[str] = set()
+    for paths in record_paths:
+        hits = {name for name in code if any(paths_match(p, name) for p in paths)}
+        if hits:
+            lessons += 1
+            named |= hits
+    if not lessons:
+        return None
+    return LessonsAbout(lessons, [name for name in code if name in named])
+
+
+def _record_paths(store: Store, prefix: str, records_staged: bool) -> list[tuple[str, ...]]:
+    """The ``paths`` of each active record that has some, as the git index holds the store."""
+    from reliora_git.storage.cache import cache_file, read_cache, write_cache
+
+    tree = ""
+    if not records_staged:
+        found = git.run(
+            ["rev-parse", "-q", "--verify", f"HEAD:{prefix}.reliora/experiences"],
+            store.root,
+            check=False,
+        )
+        tree = found.decode("ascii", "replace").strip()
+    root = store.root.resolve()
+    path = cache_file(root)
+    cache = None if path is None else path.with_suffix(".about-staged")
+    if tree and cache is not None:
+        stored = read_cache(cache, root)
+        if isinstance(stored, tuple) and len(stored) == 3 and stored[:2] == (_FORMAT, tree):
+            return [tuple(paths) for paths in stored[2]]
+    paths = _from_index(store, prefix)
+    if tree and cache is not None:
+        write_cache(cache, root, (_FORMAT, tree, [list(p) for p in paths]))
+    return paths
+
+
+def _from_index(store: Store, prefix: str) -> list[tuple[str, ...]]:
+    from reliora_git.storage.gitfiles import GitFiles
+    from reliora_git.storage.index import open_index
+
+    files, _ = GitFiles.staged(store, prefix)
+    index = open_index(store, source=files)
+    try:
+        return [
+            tuple(doc.paths)
+            for doc in index.inverted.docs
+            if doc is not None and doc.paths and doc.is_active
+        ]
+    finally:
+        index.close()
