@@ -117,7 +117,7 @@ class Brief:
                 {
                     "id": lesson.id,
                     "title": clean(lesson.title),
-                    "locator": lesson.locator,
+                    "locator": clean(lesson.locator),
                     "reason": lesson.reason_json(),
                     "freshness": lesson.freshness.to_json() if lesson.freshness else None,
                     "text": lesson.text,
