@@ -249,3 +249,107 @@ def test_the_docs_and_mcp_help_name_every_mcp_tool(repo: Path, cli: Cli) -> None
     named = re.search(r"Its tools: ([a-z, ]+) \(", " ".join(helped.stdout.split()))
     assert named is not None, helped.stdout
     assert sorted(named.group(1).split(", ")) == sorted(tools), "reliora mcp --help"
+
+
+def test_search_results_carry_a_short_summary(store: Store, cli: Cli) -> None:
+    """Issue item 8: results carried no part of the lesson; an agent had to `show` each."""
+    solution = (
+        "Mark the slow git fixture tests with a larger timeout. The shared runners are "
+        "slow only on disk-heavy fixtures, so the global timeout can stay. "
+        + " ".join(f"word{n}" for n in range(80))
+    )
+    done = cli(
+        "record",
+        "--title",
+        "Flaky pytest timeouts on CI runners",
+        "--problem",
+        "pytest-timeout killed slow git fixture tests on shared CI runners",
+        "--problem",
+        "a second problem not in the summary",
+        "--solution",
+        solution,
+    )
+    assert done.returncode == 0, done.stderr
+    [found] = cli.json("search", "flaky pytest timeouts")["results"]
+    assert found["summary"] == (
+        "pytest-timeout killed slow git fixture tests on shared CI runners — Mark the slow "
+        "git fixture tests with a larger timeout. The shared runners are slow only on "
+        "disk-heavy fixtures, so the global timeout can stay. …"
+    )
+    assert list(found)[:4] == ["rank", "id", "title", "summary"]
+
+    # A hand-written record: a token and invisible characters never reach the summary,
+    # and a long first sentence is cut between words.
+    token = "gh" + "p_" + "aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY3zA5b"
+    from reliora_git.records.credentials import redact
+
+    assert token not in redact(f"use {token}")  # a secret by the project's own scanner
+    (store.experiences / "deploy-token.md").write_text(
+        "---\nid: deploy-token\ntitle: Deploy with a token\n---\n## Task\nDeploy\u200b the "
+        "app from CI\n\n## Solution\nExport GITHUB_TOKEN="
+        f"{token} and postgres://admin:hunter2@db/app then run "
+        + " ".join(f"step{n}" for n in range(100))
+        + "\n",
+        encoding="utf-8",
+    )
+    [hand] = cli.json("search", "deploy token")["results"]
+    steps = " ".join(f"step{n}" for n in range(25))
+    assert hand["summary"] == (
+        f"Deploy the app from CI — Export … and postgres://…@db/app then run {steps}…"
+    )
+
+
+def test_search_says_how_many_retired_records_also_match(store: Store, cli: Cli) -> None:
+    """Issue item 3 (search): retired and superseded matches were hidden without a word."""
+    ids = []
+    for title in ("Flaky pytest timeouts", "Flaky pytest timeouts again", "Pytest flaky hangs"):
+        done = cli("record", "--title", title, "--problem", "pytest flaky", "--solution", "s")
+        assert done.returncode == 0, done.stderr
+        ids.append(done.stdout.split()[1])
+    assert cli("retire", ids[1], "--reason", "wrong").returncode == 0
+    newer = cli(
+        "record", "--title", "Newer", "--problem", "p", "--solution", "s", "--supersedes", ids[2]
+    )
+    assert newer.returncode == 0, newer.stderr
+
+    found = cli.json("search", "flaky pytest")
+    assert found["retiredMatches"] == 2
+    assert [r["id"] for r in found["results"]] == [ids[0]]
+    assert found["total"] == 1
+    text = cli("search", "flaky pytest").stdout
+    assert "2 retired or superseded records also match: --include-retired" in text
+    every = cli.json("search", "flaky pytest", "--include-retired")
+    assert "retiredMatches" not in every  # like outsideFilters: only when some were left out
+    assert every["total"] == 3
+    # Said when nothing else matches too; the filters apply to what is counted.
+    one = cli.json("search", "hangs")
+    assert one["retiredMatches"] == 1 and one["total"] == 0
+    assert "1 retired or superseded record also matches: --include-retired" in (
+        cli("search", "hangs").stdout
+    )
+    assert "retiredMatches" not in cli.json("search", "hangs", "--project-context", "rust")
+
+
+def test_a_summary_masks_every_kind_of_secret_the_scanner_knows() -> None:
+    """The summary masks by shape (records/summary.py), not with detect-secrets: each
+    kind of fake the secret tests use must come out masked all the same."""
+    from reliora_git.records.credentials import redact
+    from reliora_git.records.summary import SUMMARY_LIMIT, summarize
+    from tests.test_secrets import FAKES
+
+    key_body = "MIIEowIBAAKCAQEA7bq9x2c0Zf1kTqH3yW8d5nR4sL6pV0mJ2gX9uE1oC3iK7aB"
+    for kind, fake in {**FAKES, "private-key": f"{FAKES['private-key']} {key_body}"}.items():
+        line = f"Set it to {fake} before the deploy."
+        assert redact(line) != line, kind  # a secret by the project's scanner
+        summary = summarize([f"Deploy failed with {fake}"], "", line)
+        secret = {"private-key": key_body, "basic-auth-credentials": "s3cr3tPassw0rd"}.get(
+            kind, fake
+        )
+        assert secret not in summary and secret[-8:] not in summary, (kind, summary)
+        assert len(summary) <= SUMMARY_LIMIT
+    # Words that only look long are kept: prose, paths, ids, camelCase names, URLs.
+    kept = (
+        "see src/billing/retry_v2.py and flaky-pytest-timeouts-3f9a1c in "
+        "https://docs.python.org/3/library/re.html with getElementsByClassName"
+    )
+    assert summarize([], "", kept) == kept

@@ -11,6 +11,7 @@ RESULT_KEYS = {
     "rank": int,
     "id": str,
     "title": str,
+    "summary": str,  # the first problem and the solution's first sentences (≤ 300 chars)
     "locator": str,
     "tags": list,
     "score": float,
@@ -44,7 +45,10 @@ BREAKDOWN_KEYS = {
 
 def assert_search_document(doc: dict[str, Any]) -> None:
     """A structural validator for the §7 document (no schema library needed)."""
-    assert set(doc) == {"query", "tokens", "projectContext", "total", "results"}
+    # retiredMatches only when retired or superseded records matched and were left out.
+    keys = {"query", "tokens", "projectContext", "total", "results"}
+    assert set(doc) - {"retiredMatches"} == keys
+    assert doc.get("retiredMatches", 1) > 0
     assert isinstance(doc["query"], str)
     assert all(isinstance(t, str) for t in doc["tokens"])
     context = doc["projectContext"]

@@ -126,6 +126,8 @@ class Printer:
                 self.line("    " + self.style(one_line(stale), "yellow"))
         if more > 0:
             self.line(self.style(f"… and {more} more (use --limit to see them)", "dim"))
+        if result.retired_matches:
+            self.line(self.style(retired_line(result.retired_matches), "dim"))
         for token, close in result.suggestions.items():
             self.line(f"did you mean: {one_line(token)} → {', '.join(map(one_line, close))}?")
 
@@ -140,6 +142,8 @@ class Printer:
         more = result.total - len(result.hits)
         if more > 0:
             self.line(self.style(f"… and {more} more (use --limit to see them)", "dim"))
+        if result.retired_matches:
+            self.line(self.style(retired_line(result.retired_matches), "dim"))
         for token, close in result.suggestions.items():
             self.line(f"did you mean: {one_line(token)} → {', '.join(map(one_line, close))}?")
 
@@ -278,6 +282,13 @@ def no_match_line(result: SearchResult | OrgResult) -> str:
 
 
 _LEVELS = ("strong", "moderate", "weak")
+
+
+def retired_line(count: int) -> str:
+    """What a search left out as retired or superseded (SPEC.md §12), for people."""
+    if count == 1:
+        return "1 retired or superseded record also matches: --include-retired"
+    return f"{count} retired or superseded records also match: --include-retired"
 
 
 def shown_warnings(

@@ -107,6 +107,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         """CREATE INDEX postings_record ON postings (repo_id, rec)""",
     ),
+    (
+        # A record's summary for search results (records/summary.py), made when parsed.
+        """ALTER TABLE records ADD COLUMN summary text""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -105,7 +105,7 @@ c AS (
     FROM s
 ),
 h AS (
-    SELECT c.*, r.id, r.repo_name, r.feedback,
+    SELECT c.*, r.id, r.repo_name, r.feedback, r.active,
         CASE WHEN %(phrase)s::text IS NOT NULL AND c.common <> 0
             THEN EXISTS (
                 SELECT 1 FROM records t WHERE t.repo_id = c.repo_id AND t.rec = c.rec
@@ -131,12 +131,16 @@ lv AS (
 
 
 def page_sql(tokens: int, with_level: bool) -> str:
-    """The shown results, best first, with the wide columns and the count of all results."""
-    where = "WHERE level = ANY(%(levels)s::text[])" if with_level else ""
+    """The shown results, best first, with the wide columns and the count of all results.
+
+    Scored with ``retired`` true: the retired and superseded results are left out here,
+    unless ``include_retired``, and counted (``retiredMatches``).
+    """
+    level = "level = ANY(%(levels)s::text[]) AND " if with_level else ""
     return (
         scored_sql(tokens, with_level)
         + f""",
-kept AS (SELECT * FROM lv {where}),
+kept AS (SELECT * FROM lv WHERE {level}(%(include_retired)s OR active)),
 page AS (
     SELECT repo_id, rec, round(score * %(scale)s::float8) AS score_key,
         round(relevance * %(scale)s::float8) AS relevance_key, id, repo_name, masks, phrase
@@ -147,7 +151,9 @@ page AS (
 )
 SELECT r.id, r.title, r.locator, r.tags, r.shown_status, r.confidence, r.fingerprint,
     r.supersedes, r.superseded_by, r.feedback_counts, r.feedback, page.masks,
-    page.phrase, repos.name, repos.commit, (SELECT count(*) FROM kept) AS total
+    page.phrase, repos.name, repos.commit, r.summary,
+    (SELECT count(*) FROM lv WHERE {level}NOT active) AS retired,
+    (SELECT count(*) FROM kept) AS total
 FROM page JOIN records r ON r.repo_id = page.repo_id AND r.rec = page.rec
 JOIN repos ON repos.repo_id = page.repo_id
 ORDER BY page.score_key DESC, page.relevance_key DESC, page.id, page.repo_name
@@ -157,6 +163,12 @@ ORDER BY page.score_key DESC, page.relevance_key DESC, page.id, page.repo_name
 
 def level_counts_sql(tokens: int) -> str:
     return scored_sql(tokens, True) + " SELECT level, count(*) FROM lv GROUP BY level"
+
+
+def retired_count_sql(tokens: int, with_level: bool) -> str:
+    """How many retired or superseded records match (scored with ``retired`` true)."""
+    level = "level = ANY(%(levels)s::text[]) AND " if with_level else ""
+    return scored_sql(tokens, with_level) + f" SELECT count(*) FROM lv WHERE {level}NOT active"
 
 
 #: Which query tokens match something in the records searched (for "did you mean").
@@ -216,6 +228,10 @@ class OrgResult:
     suggestions: dict[str, list[str]] = field(default_factory=dict)
     outside_filters: dict[str, int] = field(default_factory=dict)
     min_level: str | None = None
+    #: Each hit's summary (records/summary.py, made by org sync).
+    summaries: list[str] = field(default_factory=list)
+    #: Retired or superseded records that also match, left out (without --include-retired).
+    retired_matches: int = 0
 
     def document(self) -> dict[str, Any]:
         """The ``search --json`` document, each result with its ``repo`` and ``commit``."""
@@ -226,14 +242,15 @@ class OrgResult:
             None,
             self.suggestions,
             outside_filters=self.outside_filters,
+            retired_matches=self.retired_matches,
         )
         document["total"] = self.total
         results = []
-        for rank, (hit, (repo, commit, superseded_by)) in enumerate(
-            zip(self.hits, self.places, strict=True), start=1
+        for rank, (hit, (repo, commit, superseded_by), summary) in enumerate(
+            zip(self.hits, self.places, self.summaries, strict=True), start=1
         ):
             # The database keeps no history: freshness is for `reliora stale` in the repo.
-            found = hit_to_json(rank, hit, {hit.doc.id: superseded_by}, {})
+            found = hit_to_json(rank, hit, {hit.doc.id: superseded_by}, {}, summary)
             results.append({"rank": rank, "repo": repo, "commit": commit, **found})
         document["results"] = results
         return document
@@ -276,16 +293,24 @@ class OrgSearcher:
     ) -> OrgResult:
         query = Query.parse(text)
         context = ContextFilter.parse(project_context) if project_context else None
-        params = self._params(query, context, repos, min_level, include_retired)
-        params["limit"] = limit
+        # Retired and superseded records are scored too, then left out and counted.
+        params = self._params(query, context, repos, min_level, True)
+        params.update(limit=limit, include_retired=include_retired)
         page = page_sql(len(query.tokens), min_level is not None)
         rows = self.conn.execute(page, params).fetchall()
-        hits, places = [], []
+        hits, places, summaries = [], [], []
         for row in rows:
             hit, place = _hit_of(query, row)
             hits.append(hit)
             places.append(place)
+            summaries.append(shown(row[-3]) or "")
         total = int(rows[0][-1]) if rows else 0
+        retired = int(rows[0][-2]) if rows else 0
+        if not rows and not include_retired:
+            counted = retired_count_sql(len(query.tokens), min_level is not None)
+            retired = int(self.conn.execute(counted, params).fetchone()[0])  # type: ignore[index]
+        if include_retired:
+            retired = 0
         outside: dict[str, int] = {}
         if not rows and (min_level is not None or context is not None):
             unfiltered = self._params(query, None, repos, None, include_retired)
@@ -293,7 +318,9 @@ class OrgSearcher:
             outside = dict(self.conn.execute(counts, unfiltered).fetchall())
         suggestions = self._suggestions(query.token_texts, params)
         self.conn.rollback()  # read only: end the transaction psycopg opened
-        return OrgResult(query, context, hits, places, total, suggestions, outside, min_level)
+        return OrgResult(
+            query, context, hits, places, total, suggestions, outside, min_level, summaries, retired
+        )
 
     def _params(
         self,
@@ -363,7 +390,7 @@ class OrgSearcher:
 def _hit_of(query: Query, row: Sequence[Any]) -> tuple[Hit, tuple[str, str, list[str]]]:
     """A result row scored again by the one formula (rank.score_masks)."""
     (rid, title, locator, tags, status, confidence, fingerprint, supersedes, superseded_by,
-     counts, adjustment, masks, phrase, repo, commit, _total) = row  # fmt: skip
+     counts, adjustment, masks, phrase, repo, commit, _summary, _retired, _total) = row  # fmt: skip
     # Title and tags as the record holds them (the database keeps U+0000 escaped: pgtext.py).
     doc = IndexedRecord(
         rid,

@@ -37,6 +37,7 @@ from reliora_git.gitrepo import git
 from reliora_git.org.db import LOCK_SPACE
 from reliora_git.org.pgtext import shown, stored, stored_all
 from reliora_git.records.errors import RecordError, RelioraError
+from reliora_git.records.summary import summary_of
 from reliora_git.search.rank import IndexedRecord, superseders
 from reliora_git.storage.catalog import choose_id_owners
 from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, GitFiles, is_store_file
@@ -61,8 +62,9 @@ DEFAULT_WAIT = 600
 IDLE_IN_TRANSACTION_MS = 15 * 60 * 1000
 _NOT_UTF8 = "the file name is not valid UTF-8: left out"
 #: What parsed a repository's rows and how they are kept (the ``parser`` column): rows
-#: written by another release, or before U+0000 was escaped (pgtext.py), are parsed again.
-PARSER = f"{__version__}+pgtext"
+#: written by another release, before U+0000 was escaped (pgtext.py) or without their
+#: summary, are parsed again.
+PARSER = f"{__version__}+pgtext+summary"
 
 
 # --- where a store comes from -----------------------------------------------------------------
@@ -204,6 +206,8 @@ class FileRow:
     doc: IndexedRecord | None = None
     terms: dict[str, int] | None = None
     derived: tuple[Any, ...] | None = None
+    #: What search results say of the record (records/summary.py), when parsed by this sync.
+    summary: str | None = None
 
 
 def derive(
@@ -288,6 +292,7 @@ def parse_records(files: GitFiles, wanted: list[ScannedFile], parse: Parse) -> l
                     supersedes=doc.supersedes,
                     doc=doc,
                     terms=value[4],
+                    summary=summary_of(value[2]),
                 )
             )
         else:
@@ -357,7 +362,7 @@ class TermIds:
 _RECORD_COLUMNS = (
     "repo_id, rec, repo_name, locator, blob, id, error, error_line, title, tags, status, "
     "confidence, text, fingerprint, supersedes, visible, shown_status, active, superseded_by, "
-    "feedback_counts, feedback"
+    "feedback_counts, feedback, summary"
 )
 
 
@@ -619,6 +624,7 @@ def _write_derived(
                     *parsed,
                     list(row.supersedes),
                     *derived[row.locator],
+                    stored(row.summary),
                 )
             )
     ids = terms.ids(conn, {term for row in fresh if row.terms for term in row.terms})

@@ -86,12 +86,18 @@ def hit_to_json(
     hit: Hit,
     superseded_by: Mapping[str, list[str]] | None = None,
     freshness: Mapping[str, Any] | None = None,
+    summary: str | None = None,
 ) -> dict[str, Any]:
+    """One search result; ``summary`` (records/summary.py) right after the title, when given."""
     doc = hit.doc
-    found = {
+    found: dict[str, Any] = {
         "rank": rank,
         "id": doc.id,
         "title": doc.title,
+    }
+    if summary is not None:
+        found["summary"] = summary
+    found |= {
         "locator": doc.locator,
         "tags": list(doc.tags),
         "score": r4(hit.score),
@@ -121,11 +127,15 @@ def search_document(
     superseded_by: Mapping[str, list[str]] | None = None,
     freshness: Mapping[str, Any] | None = None,
     outside_filters: Mapping[str, int] | None = None,
+    summaries: Mapping[str, str] | None = None,
+    retired_matches: int = 0,
 ) -> dict[str, Any]:
     """The ``search --json`` document; ``suggestions`` only when a query token matched nothing.
 
     ``warnings`` (a store folder that is a symbolic link, not read) only when there are any;
-    ``truncatedTokens`` only when the query had more unique tokens than are searched.
+    ``truncatedTokens`` only when the query had more unique tokens than are searched;
+    ``retiredMatches`` only when retired or superseded records matched and were left out.
+    ``summaries``: record id → summary of the shown results.
     """
     shown = hits if limit is None else hits[:limit]
     document: dict[str, Any] = {
@@ -136,7 +146,14 @@ def search_document(
         else {"text": context.text, "tokens": [t.text for t in context.tokens]},
         "total": len(hits),
         "results": [
-            hit_to_json(i, hit, superseded_by, freshness) for i, hit in enumerate(shown, start=1)
+            hit_to_json(
+                i,
+                hit,
+                superseded_by,
+                freshness,
+                None if summaries is None else summaries.get(hit.doc.id, ""),
+            )
+            for i, hit in enumerate(shown, start=1)
         ],
     }
     if query.truncated_tokens:
@@ -149,6 +166,9 @@ def search_document(
     if outside_filters:
         # No result passed --min-level or --project-context: how many each level has without.
         document["outsideFilters"] = dict(outside_filters)
+    if retired_matches:
+        # Like outsideFilters: what exists just outside what was asked (--include-retired).
+        document["retiredMatches"] = retired_matches
     return document
 
 
