@@ -4,17 +4,28 @@ The Markdown is meant to be posted as a pull-request comment by CI, so record
 text is untrusted input to a web page: every character that Markdown or HTML
 could act on is escaped, and ``@`` is followed by a zero-width space so that
 nobody is notified by a record. The comment stays under 60 KB.
+
+Every format starts from :func:`shown_review`, the one withholding step: each
+string of the review (titles, ids, file names, other records' titles in
+warnings, feedback authors and notes, error messages…) has its secrets masked
+(records/credentials.py ``redact``) and its invisible characters written as
+``<U+E0049>`` (records/text.py). It walks the review's data generically, so a
+field added later is withheld too, without anyone remembering to.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import re
+from collections.abc import Callable
 from typing import Any
 
 from reliora_git.interfaces.output import clean, one_line, related_line, shown_warnings
-from reliora_git.operations.changes import KIND_ORDER, RecordChange, Review
-from reliora_git.records.errors import RecordError
+from reliora_git.operations.changes import KIND_ORDER, RecordChange, Review, Side
+from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent
+from reliora_git.records.text import escape_invisible
 from reliora_git.search.jsonio import event_to_json, problem_to_json
 
 #: GitHub refuses comments over 65,536 characters; stay well below in bytes.
@@ -28,6 +39,80 @@ FORMATS = ("markdown", "json", "text")
 _MARKDOWN_PUNCTUATION = set("\\`*_{}[]()#+-.!|~")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@&#8203;"}
 _SPACES = re.compile(r"\s+")
+
+
+# --- the one withholding step ---------------------------------------------------------------
+
+#: Fields that come from git itself, not from the change: kept as they are (a commit's
+#: 40 hex digits would otherwise be masked as a high-entropy string).
+_FROM_GIT = frozenset({(Side, "commit")})
+
+
+def shown_review(review: Review) -> Review:
+    """``review`` as it may be shown to anyone: every string with its secrets masked and
+    its invisible characters escaped. Each renderer below starts here."""
+    from reliora_git.records.credentials import redact
+
+    seen: dict[str, str] = {}  # the same ids, kinds and names recur: scan each once
+
+    def shown(text: str) -> str:
+        if text not in seen:
+            seen[text] = escape_invisible(redact(text, entropy=review.entropy))
+        return seen[text]
+
+    walked = _walk(review, shown)
+    assert isinstance(walked, Review)
+    return walked
+
+
+def _walk(value: Any, shown: Callable[[str], str]) -> Any:
+    """A copy of ``value`` with ``shown`` applied to every string in it, keys included."""
+    if isinstance(value, str):
+        return shown(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, list):
+        return [_walk(item, shown) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_walk(item, shown) for item in value)
+    if isinstance(value, dict):
+        return _walk_mapping(value, shown)
+    if isinstance(value, RelioraError):
+        return _walk_error(value, shown)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        walked = copy.copy(value)
+        for item in dataclasses.fields(value):
+            if (type(value), item.name) not in _FROM_GIT:
+                # object.__setattr__: events, problems and warnings are frozen dataclasses.
+                object.__setattr__(walked, item.name, _walk(getattr(value, item.name), shown))
+        return walked
+    # A YAML date in a record's JSON, or a type added later: shown as text, never as is.
+    return shown(str(value))
+
+
+def _walk_mapping(mapping: dict[Any, Any], shown: Callable[[str], str]) -> dict[Any, Any]:
+    walked: dict[Any, Any] = {}
+    for key, item in mapping.items():
+        new_key, new_item = _walk(key, shown), _walk(item, shown)
+        earlier = walked.get(new_key)
+        if isinstance(earlier, list) and isinstance(new_item, list):
+            # Two record ids that differ only in a secret mask alike: keep both's events.
+            walked[new_key] = earlier + new_item
+        elif new_key not in walked:
+            walked[new_key] = new_item
+    return walked
+
+
+def _walk_error(error: RelioraError, shown: Callable[[str], str]) -> RelioraError:
+    """A copy of ``error`` (message, path, details…) without calling its ``__init__``."""
+    walked = Exception.__new__(type(error))
+    for name, attr in vars(error).items():
+        setattr(walked, name, _walk(attr, shown))
+    walked.args = (walked.message,)
+    return walked
+
+
+# --- escaping ------------------------------------------------------------------------------
 
 
 def md(text: str, limit: int = MAX_TEXT) -> str:
@@ -63,6 +148,7 @@ def _summary(review: Review) -> str:
 
 
 def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: bool = False) -> str:
+    review = shown_review(review)
     head = [
         COMMENT_MARKER,
         "## Reliora: experiences in this change",
@@ -213,6 +299,9 @@ def _md_other_feedback(review: Review) -> str:
 
 
 def to_json(review: Review) -> dict[str, Any]:
+    """The review as one JSON document, withheld like the other formats: a bot that posts
+    its fields posts no secret and no hidden text (invisible characters as ``<U+E0049>``)."""
+    review = shown_review(review)
     return {
         "base": {"ref": review.base.ref, "commit": review.base.commit},
         "head": {"ref": review.head.ref, "commit": review.head.commit},
@@ -265,6 +354,7 @@ def _error_json(error: RecordError) -> dict[str, Any]:
 
 
 def to_text(review: Review, show_all: bool = False) -> str:
+    review = shown_review(review)
     lines = [
         f"{plain(review.base.ref)} ({review.base.commit[:12]}) -> "
         f"{plain(review.head.ref)} ({review.head.commit[:12]}): {_summary(review)}"
@@ -279,7 +369,7 @@ def to_text(review: Review, show_all: bool = False) -> str:
         # An invalid record's id is any text a pull request chose: cleaned like the rest.
         lines.append(f"         id {plain(change.id or '') or '(none)'}  {plain(where)}")
         if change.changed_fields:
-            lines.append(f"         changed: {', '.join(change.changed_fields)}")
+            lines.append(f"         changed: {plain(', '.join(change.changed_fields))}")
         for name, before, after in change.changes:
             old, new = word_excerpt(before, after)
             lines.append(f"         {plain(name)}: - {plain(old)}")
@@ -318,4 +408,4 @@ def to_text(review: Review, show_all: bool = False) -> str:
 def _text_event(event: FeedbackEvent) -> str:
     who = f" by {plain(event.author, 80)}" if event.author else ""
     note = f": {plain(event.note)}" if event.note else ""
-    return f"{event.outcome}{who}{note}"
+    return f"{plain(event.outcome, 40)}{who}{note}"

@@ -96,8 +96,11 @@ class Review:
     feedback_errors: list[RecordError]
     #: Store folders that head keeps as symbolic links (never read): errors.
     folder_errors: list[RelioraError] = field(default_factory=list)
-    #: Records (changed or not) about code the change touches: (record JSON, matched files).
+    #: Records (changed or not) about code the change touches: (id, title and locator as in
+    #: the record's JSON, matched files).
     about_code: list[tuple[dict[str, object], list[str]]] = field(default_factory=list)
+    #: The store's ``secrets_entropy``: how interfaces/review.py withholds secrets when shown.
+    entropy: bool = False
 
     @property
     def ok(self) -> bool:
@@ -197,6 +200,7 @@ def build_review(
         errors,
         folder_errors,
         about_code,
+        entropy,
     )
 
 
@@ -374,7 +378,8 @@ def _about_code(
             continue
         hits = [name for name in changed if any(paths_match(p, name) for p in own)]
         if hits:
-            shown = dict(data)
+            # Only what review shows: the rest would be scanned for secrets for nothing.
+            shown = {key: data[key] for key in ("id", "title", "locator")}
             shown["status"] = doc.status
             shown["supersededBy"] = list(index.superseded_by.get(doc.id, []))
             found.append((shown, hits))
