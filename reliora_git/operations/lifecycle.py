@@ -81,8 +81,11 @@ def changes_from_json(data: object) -> Changes:
     for key, value in data.items():
         spec = JSON_KEYS.get(key)
         if spec is None:
+            from reliora_git.records.jsonnames import json_name_hint
+
+            hint = json_name_hint(key, JSON_KEYS)
             known = ", ".join(sorted(JSON_KEYS))
-            raise RelioraError(f"unknown key {key!r}; known: {known}", code="invalid_json")
+            raise RelioraError(f"unknown key {key!r}{hint}; known: {known}", code="invalid_json")
         if value is None:
             continue
         name, appended = spec

@@ -51,8 +51,11 @@ def record_from_json(data: Any) -> Record:
         raise RelioraError("the JSON input must be one object", code="invalid_input")
     unknown = sorted(set(data) - set(RECORD_FIELDS) - {"locator"})
     if unknown:
+        from reliora_git.records.jsonnames import json_name_hint
+
+        hint = json_name_hint(unknown[0], RECORD_FIELDS)
         raise RelioraError(
-            f"unknown field(s) in JSON input: {', '.join(unknown)}", code="invalid_input"
+            f"unknown field(s) in JSON input: {', '.join(unknown)}{hint}", code="invalid_input"
         )
     record = Record()
     for name, (attr, kind) in RECORD_FIELDS.items():

@@ -42,6 +42,8 @@ def run_check_staged(
             if result.report.checked or result.report.files:
                 # Nothing staged under .reliora/ (most commits): say nothing of records.
                 Printer().check(result.report, show_all)
+            if result.secrets:
+                Printer().line(secret_advice(len(result.secrets)))
             _point_to_lessons(store)
     blocked = (
         result.conflicts
@@ -50,6 +52,16 @@ def run_check_staged(
         or (result.has_invalid_records and config.block_on_invalid)
     )
     return 1 if blocked else 0
+
+
+def secret_advice(files: int) -> str:
+    """What to do about staged secrets; the blob is in the object store already."""
+    which = "a staged file holds" if files == 1 else f"{files} staged files hold"
+    return (
+        f"commit stopped: {which} a secret. Remove it and `git add` the file again, or mark "
+        "a false positive with `pragma: allowlist secret` on its line. `git add` already "
+        "wrote it into .git's object store, so rotate the secret if it was real."
+    )
 
 
 def _point_to_lessons(store: Store) -> None:

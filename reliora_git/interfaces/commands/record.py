@@ -218,12 +218,32 @@ def _from_editor(store: Store) -> tuple[Record, Path]:
     try:
         new = parse_record(draft.read_text(encoding="utf-8"), store.locator(draft)).record
         new.locator = ""
+        _drop_placeholders(new, parse_record(record_template(), "template").record)
         api.prepare(store, new)
     except RelioraError as exc:
         raise RelioraError(
             f"{exc.message}; your draft is kept at {store.locator(draft)}", code=exc.code
         ) from None
     return new, draft
+
+
+#: Text fields and list fields of the editor's template that hold placeholder text.
+_TEMPLATE_TEXTS = ("task", "solution", "why_it_worked", "applicability", "verification")
+_TEMPLATE_LISTS = ("problems", "failed_attempts", "warnings")
+
+
+def _drop_placeholders(new: Record, template: Record) -> None:
+    """Leave out what is still the template's placeholder text ("What worked.").
+
+    A section left as the template wrote it is dropped, and so is a placeholder bullet
+    beside bullets of one's own: placeholder text saved as content would match searches.
+    """
+    for name in _TEMPLATE_TEXTS:
+        if getattr(new, name).strip() == getattr(template, name).strip():
+            setattr(new, name, "")
+    for name in _TEMPLATE_LISTS:
+        placeholders = {item.strip() for item in getattr(template, name)}
+        setattr(new, name, [i for i in getattr(new, name) if i.strip() not in placeholders])
 
 
 def register(app: typer.Typer) -> None:
