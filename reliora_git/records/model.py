@@ -22,6 +22,34 @@ SECTIONS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Guard:
+    """One guard as the record says it (defaults are applied by :func:`resolve`)."""
+
+    pattern: str
+    paths: tuple[str, ...] = ()
+    message: str = ""
+    severity: str = "warn"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pattern": self.pattern,
+            "paths": list(self.paths),
+            "message": self.message,
+            "severity": self.severity,
+        }
+
+    def to_yaml(self) -> dict[str, Any]:
+        """What the front matter holds: the pattern, and what differs from the defaults."""
+        data: dict[str, Any] = {"pattern": self.pattern}
+        if self.paths:
+            data["paths"] = list(self.paths)
+        if self.message:
+            data["message"] = self.message
+        data["severity"] = self.severity
+        return data
+
+
 @dataclass
 class Record:
     """One experience. Text fields are '' and list fields [] when absent."""
@@ -37,6 +65,8 @@ class Record:
     author: str | None = None
     supersedes: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    #: Checks of the code a change adds (SPEC.md §15; records/guards.py).
+    guards: list[Guard] = field(default_factory=list)
     task: str = ""
     problems: list[str] = field(default_factory=list)
     solution: str = ""

@@ -64,6 +64,7 @@ _KNOWN_KEYS = (
     "status",
     "supersedes",
     "paths",
+    "guards",
 )
 #: Front-matter keys whose value must be a YAML string (a bare ``42`` or ``yes`` is an error).
 _TEXT_KEYS = ("id", "title", "project_context", "confidence", "status", "author")
@@ -255,6 +256,11 @@ def _read_meta(
         "supersedes", meta.get("supersedes"), problems, True, lines.get("supersedes")
     )
     record.paths = _string_list("paths", meta.get("paths"), problems, False, lines.get("paths"))
+    if meta.get("guards") is not None:
+        from reliora_git.records.guards import parse_guards  # records with guards are few
+
+        record.guards, found = parse_guards(meta["guards"], lines.get("guards"))
+        problems.extend(found)
     record.extra_meta = {str(k): v for k, v in meta.items() if k not in _KNOWN_KEYS}
     if not record.status:
         record.status = "active"
@@ -451,6 +457,7 @@ def render_record(record: Record) -> str:
         "status": record.status,
         "supersedes": record.supersedes or None,
         "paths": record.paths or None,
+        "guards": [guard.to_yaml() for guard in record.guards] or None,
     }
     meta.update({k: v for k, v in optional.items() if v is not None})
     meta.update(record.extra_meta)

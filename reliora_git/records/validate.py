@@ -53,6 +53,10 @@ def validate(record: Record, lines: Mapping[str, int] | None = None) -> list[Pro
                 "(no leading '/', no '..', no backslash)",
                 "paths",
             )
+    if record.guards:
+        from reliora_git.records.guards import guard_problems  # compiles with RE2: only then
+
+        problems.extend(guard_problems(record.guards, lines.get("guards")))
     return problems
 
 

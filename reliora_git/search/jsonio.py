@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reliora_git.records.errors import RelioraError
-from reliora_git.records.model import FeedbackEvent, FeedbackSummary, Problem, Record
+from reliora_git.records.model import FeedbackEvent, FeedbackSummary, Guard, Problem, Record
 from reliora_git.search.rank import ContextFilter, Hit, Query
 
 #: JSON name → (Record attribute, kind), kind being 'text', 'list' or 'optional'.
@@ -41,6 +41,7 @@ def record_to_json(record: Record) -> dict[str, Any]:
     data: dict[str, Any] = {
         name: getattr(record, attr) for name, (attr, _) in RECORD_FIELDS.items()
     }
+    data["guards"] = [guard.to_json() for guard in record.guards]
     data["locator"] = record.locator
     return data
 
@@ -49,7 +50,7 @@ def record_from_json(data: Any) -> Record:
     """A Record from the input of ``record --json -``; unknown names are a usage error."""
     if not isinstance(data, dict):
         raise RelioraError("the JSON input must be one object", code="invalid_input")
-    unknown = sorted(set(data) - set(RECORD_FIELDS) - {"locator"})
+    unknown = sorted(set(data) - set(RECORD_FIELDS) - {"locator", "guards"})
     if unknown:
         from reliora_git.records.jsonnames import json_name_hint
 
@@ -72,7 +73,22 @@ def record_from_json(data: Any) -> Record:
             if not isinstance(value, str):
                 raise RelioraError(f"'{name}' must be a string", code="invalid_input")
             setattr(record, attr, value.strip())
+    if data.get("guards") is not None:
+        record.guards = guards_from_json(data["guards"])
     return record
+
+
+def guards_from_json(value: Any) -> list[Guard]:
+    """``guards`` of JSON input: objects ``{pattern, paths, message, severity}`` (or patterns)."""
+    from reliora_git.records.guards import parse_guards
+
+    if not isinstance(value, list):
+        raise RelioraError("'guards' must be a list of objects", code="invalid_input")
+    guards, problems = parse_guards(value, None)
+    errors = [p.message for p in problems if p.severity == "error"]
+    if errors:
+        raise RelioraError(f"'guards': {errors[0]}", code="invalid_input")
+    return guards
 
 
 #: SPEC.md §12's freshness of a record that git history says nothing about.

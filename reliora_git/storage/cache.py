@@ -47,6 +47,7 @@ _CODE_MODULES = (
     "storage/catalog.py",
     "records/credentials.py",  # the secrets kept per record
     "records/feedback.py",
+    "records/guards.py",
     "storage/gitfiles.py",
     "storage/index.py",
     "search/inverted.py",

@@ -1,0 +1,383 @@
+"""Guards at work (SPEC.md §15): which fire on a staged change, a commit, a branch or the code.
+
+The guards come from the store index (each record's guards, defaults applied, in
+its IndexedRecord); the lines from git (gitrepo/diff.py) or from the files of
+the working tree or of HEAD. Matching is records/guards.py's, on RE2. Guards of
+retired and superseded records are off; a finding of a stale record says so.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_module
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reliora_git.gitrepo import git
+from reliora_git.records.errors import RelioraError
+from reliora_git.records.guards import ActiveGuard, matching_lines, path_applies
+from reliora_git.records.text import escape_invisible
+from reliora_git.storage.store import STORE_DIR, Store
+
+if TYPE_CHECKING:
+    from reliora_git.gitrepo.diff import AddedLines, ChangeLines
+    from reliora_git.storage.index import StoreIndex
+
+#: Files larger than this are not judged (generated or vendored code, data).
+MAX_GUARDED_BYTES = 1 << 20
+#: Git's own test for a binary file: a NUL byte in its first 8,000 bytes.
+_BINARY_PROBE = 8000
+#: A finding shows at most this much of the line it is about.
+MAX_SHOWN_LINE = 120
+
+
+@dataclass(frozen=True)
+class GuardOf:
+    """An active guard and the record it belongs to."""
+
+    record_id: str
+    locator: str
+    guard: ActiveGuard
+
+    def row(self) -> tuple[str, str, tuple[Any, ...]]:
+        return (self.record_id, self.locator, tuple(self.guard))
+
+    @classmethod
+    def of_row(cls, row: Sequence[Any]) -> GuardOf:
+        return cls(row[0], row[1], ActiveGuard(*row[2]))
+
+
+@dataclass
+class GuardFinding:
+    """One line that repeats a lesson."""
+
+    path: str
+    line: int
+    record_id: str
+    severity: str
+    message: str
+    #: The line itself, cleaned (invisible characters escaped, secrets masked, cut).
+    text: str = ""
+    stale: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "record": self.record_id,
+            "severity": self.severity,
+            "message": self.message,
+            "stale": self.stale,
+            "text": self.text,
+        }
+
+    def summary(self) -> str:
+        """``src/dates.py:14: repeats lesson ID: message (reliora show ID)``."""
+        stale = " (stale: its code changed since it was recorded)" if self.stale else ""
+        return (
+            f"{escape_invisible(self.path)}:{self.line}: repeats lesson {self.record_id}{stale}: "
+            f"{self.message} (reliora show {self.record_id})"
+        )
+
+
+@dataclass
+class GuardReport:
+    findings: list[GuardFinding] = field(default_factory=list)
+    #: Files not judged and why (too large).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: How many guards ran.
+    guards: int = 0
+
+    @property
+    def blocking(self) -> list[GuardFinding]:
+        return [f for f in self.findings if f.severity == "block"]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [finding.to_json() for finding in self.findings]
+
+
+# --- the guards of a store ---------------------------------------------------------------------
+
+
+def guards_of_index(index: StoreIndex, ids: Iterable[str] | None = None) -> list[GuardOf]:
+    """The guards of the index's active records (of the records ``ids`` names, whatever status)."""
+    wanted = set(ids) if ids is not None else None
+    found: list[GuardOf] = []
+    for doc in index.inverted.docs:
+        if doc is None or not doc.guards:
+            continue
+        if wanted is None and not doc.is_active:
+            continue  # retired and superseded records' guards are off
+        if wanted is not None and doc.id not in wanted:
+            continue
+        found.extend(GuardOf(doc.id, doc.locator, ActiveGuard(*g)) for g in doc.guards)
+    return found
+
+
+def committed_guards(store: Store, prefix: str) -> list[GuardOf]:
+    """The active guards of HEAD's store: what the hook runs when no record is staged.
+
+    Remembered by the tree id of HEAD's records (storage/guardlist.py), so that a
+    store without guards costs one ``git rev-parse`` and no index.
+    """
+    from reliora_git.storage.guardlist import read_guard_list, write_guard_list
+
+    spec = f"HEAD:{prefix}{STORE_DIR}/experiences"
+    out = git.run(["rev-parse", "--verify", "--quiet", spec], store.root, check=False)
+    tree = out.decode("ascii", "replace").strip()
+    if not tree:
+        return []  # no commit yet, or no records in it: nothing staged there either
+    rows = read_guard_list(store.root, tree)
+    if rows is None:
+        from reliora_git.storage.gitfiles import GitFiles
+        from reliora_git.storage.index import open_index
+
+        # ls-tree names files from the top; locators start at the store's root.
+        entries = git.ls_tree(store.root, "HEAD", [f"{STORE_DIR}/experiences"])
+        files = GitFiles.of(store, [(e.path[len(prefix) :], e.mode, e.blob) for e in entries])
+        with open_index(store, source=files) as index:
+            rows = [g.row() for g in guards_of_index(index)]
+        write_guard_list(store.root, tree, rows)
+    return [GuardOf.of_row(row) for row in rows]
+
+
+# --- matching ----------------------------------------------------------------------------------
+
+
+def store_folder(top_prefix: str) -> str:
+    """The store's folder from the top of the work tree: never judged (records quote code)."""
+    return f"{top_prefix}{STORE_DIR}/"
+
+
+def wanted_by(guards: Sequence[GuardOf], store_dir: str) -> Any:
+    """Whether any guard looks at a path (the store's own files never)."""
+
+    def wanted(path: str) -> bool:
+        if path.startswith(store_dir):
+            return False
+        return any(path_applies(g.guard, path) for g in guards)
+
+    return wanted
+
+
+def findings_in_lines(guards: Sequence[GuardOf], change: ChangeLines) -> list[GuardFinding]:
+    """What fires on the added lines of a change: one finding per line and record."""
+    found: list[GuardFinding] = []
+    for added in change.files:
+        found.extend(_findings_in_added(guards, added))
+    return found
+
+
+def _findings_in_added(guards: Sequence[GuardOf], added: AddedLines) -> Iterator[GuardFinding]:
+    seen: set[tuple[int, str]] = set()
+    hits: list[tuple[int, int, GuardOf, bytes]] = []
+    for order, g in enumerate(guards):
+        if not path_applies(g.guard, added.path):
+            continue
+        for offset in matching_lines(g.guard.pattern, added.text):
+            number, text = added.line_at(offset)
+            if (number, g.record_id) not in seen:
+                seen.add((number, g.record_id))
+                hits.append((number, order, g, text))
+    for number, _, g, text in sorted(hits, key=lambda hit: (hit[0], hit[1])):
+        yield _finding(added.path, number, g, text)
+
+
+def findings_in_text(guards: Sequence[GuardOf], path: str, data: bytes) -> list[GuardFinding]:
+    """What fires on every line of one file."""
+    hits: dict[tuple[int, str], tuple[int, GuardOf, bytes]] = {}
+    for order, g in enumerate(guards):
+        if not path_applies(g.guard, path):
+            continue
+        line, counted = 1, 0
+        for start in matching_lines(g.guard.pattern, data):
+            line += data.count(b"\n", counted, start)
+            counted = start
+            end = data.find(b"\n", start)
+            text = data[start : end if end >= 0 else len(data)]
+            hits.setdefault((line, g.record_id), (order, g, text))
+    return [
+        _finding(path, line, g, text)
+        for (line, _), (_, g, text) in sorted(hits.items(), key=lambda kv: (kv[0][0], kv[1][0]))
+    ]
+
+
+def _finding(path: str, line: int, g: GuardOf, text: bytes) -> GuardFinding:
+    return GuardFinding(path, line, g.record_id, g.guard.severity, g.guard.message, _shown(text))
+
+
+def _shown(raw: bytes) -> str:
+    """A line of code as a finding shows it: one line, invisible characters escaped, cut.
+
+    Secrets are masked later, for the findings actually shown (:func:`mask_secrets`).
+    """
+    text = raw.decode("utf-8", "replace").strip()
+    if len(text) > MAX_SHOWN_LINE:
+        text = text[: MAX_SHOWN_LINE - 1] + "…"
+    return escape_invisible(text)
+
+
+def mask_secrets(findings: Sequence[GuardFinding]) -> None:
+    """Mask what looks like a secret in the lines findings show (loads the scanner: only then)."""
+    if not any(f.text for f in findings):
+        return
+    from reliora_git.records.credentials import redact
+
+    for finding in findings:
+        if finding.text:
+            finding.text = redact(finding.text)
+
+
+def mark_stale(store: Store, findings: Sequence[GuardFinding], index: StoreIndex | None) -> None:
+    """Mark the findings of stale records (SPEC.md §12), measured for those records only."""
+    if not findings or index is None:
+        return
+    from reliora_git.operations.history import Subject, freshness
+
+    subjects = []
+    for record_id in sorted({f.record_id for f in findings}):
+        slot = index.slot_of(record_id)
+        doc = index.all_docs[slot] if slot is not None else None
+        if doc is not None and doc.paths:
+            subjects.append(Subject(doc.id, doc.locator, doc.paths))
+    if not subjects:
+        return
+    states = freshness(store, subjects)
+    for finding in findings:
+        fresh = states.get(finding.record_id)
+        finding.stale = fresh is not None and fresh.state == "stale"
+
+
+# --- where the lines come from -----------------------------------------------------------------
+
+
+def top_of(store: Store) -> tuple[Path, str] | None:
+    """The top of the work tree and the store's root from it, or None outside git."""
+    top = git.toplevel(store.root)
+    if top is None:
+        return None
+    return top, git.show_prefix(store.root)
+
+
+def staged_report(store: Store, guards: Sequence[GuardOf], top: Path, prefix: str) -> GuardReport:
+    """The guards over the lines the index adds (what the commit being made adds)."""
+    from reliora_git.gitrepo.diff import staged_lines
+
+    if not guards:
+        return GuardReport()
+    store_dir = store_folder(prefix)
+    change = staged_lines(top, wanted_by(guards, store_dir), MAX_GUARDED_BYTES, [store_dir])
+    return GuardReport(findings_in_lines(guards, change), change.skipped, len(guards))
+
+
+def commit_report(
+    store: Store, guards: Sequence[GuardOf], base: str | None, head: str
+) -> GuardReport:
+    """The guards over the lines ``head`` adds to ``base`` (None: to nothing)."""
+    from reliora_git.gitrepo.diff import commit_lines
+
+    where = top_of(store)
+    if where is None or not guards:
+        return GuardReport(guards=len(guards))
+    top, prefix = where
+    store_dir = store_folder(prefix)
+    change = commit_lines(
+        top, base, head, wanted_by(guards, store_dir), MAX_GUARDED_BYTES, [store_dir]
+    )
+    return GuardReport(findings_in_lines(guards, change), change.skipped, len(guards))
+
+
+def working_tree_report(
+    store: Store, guards: Sequence[GuardOf], limit: int | None = None
+) -> GuardReport:
+    """The guards over every line of the files of the working tree (stops at ``limit``)."""
+    report = GuardReport(guards=len(guards))
+    if not guards:
+        return report
+    where = top_of(store)
+    top, prefix = where if where is not None else (store.root, "")
+    wanted = wanted_by(guards, store_folder(prefix))
+    for path, data in _work_tree_files(top, where is not None, wanted, report):
+        report.findings.extend(findings_in_text(guards, path, data))
+        if limit is not None and len(report.findings) >= limit:
+            del report.findings[limit:]
+            break
+    return report
+
+
+def head_report(store: Store, guards: Sequence[GuardOf]) -> GuardReport:
+    """The guards over every line of HEAD's files (``check``: the code already repeats it)."""
+    report = GuardReport(guards=len(guards))
+    where = top_of(store)
+    if where is None or not guards or git.verify_ref(store.root, "HEAD") is None:
+        return report
+    top, prefix = where
+    wanted = wanted_by(guards, store_folder(prefix))
+    entries = [
+        e
+        for e in git.parse_ls_tree(git.run(["ls-tree", "-r", "-z", "HEAD"], top))
+        if e.mode not in ("120000", "160000") and wanted(e.path)
+    ]
+    blobs = git.read_blobs(top, [e.blob for e in entries], MAX_GUARDED_BYTES)
+    for entry in entries:
+        blob = blobs[entry.blob]
+        if blob.data is None:
+            report.skipped.append((entry.path, f"larger than {MAX_GUARDED_BYTES // 1024} KiB"))
+        elif b"\0" not in blob.data[:_BINARY_PROBE]:
+            report.findings.extend(findings_in_text(guards, entry.path, blob.data))
+    return report
+
+
+def _work_tree_files(
+    top: Path, in_git: bool, wanted: Any, report: GuardReport
+) -> Iterator[tuple[str, bytes]]:
+    """(path from the top, bytes) of the regular, text files of the working tree within the limit.
+
+    In git: tracked files and untracked ones not ignored (``git ls-files``), read from
+    disk as they are now; outside git, a walk that skips hidden folders.
+    """
+    if in_git:
+        out = git.run(
+            ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name"], top
+        )
+        paths: Iterable[str] = sorted(set(git.split_z(out)))
+    else:
+        paths = _walk(top)
+    for path in paths:
+        if not wanted(path):
+            continue
+        full = top.joinpath(*path.split("/"))
+        try:
+            stat = full.lstat()
+        except OSError:
+            continue  # deleted, not yet staged
+        if not stat_module.S_ISREG(stat.st_mode):
+            continue
+        if stat.st_size > MAX_GUARDED_BYTES:
+            report.skipped.append((path, f"larger than {MAX_GUARDED_BYTES // 1024} KiB"))
+            continue
+        try:
+            data = full.read_bytes()
+        except OSError:
+            continue
+        if b"\0" in data[:_BINARY_PROBE]:
+            continue
+        yield path, data
+
+
+def _walk(top: Path) -> Iterator[str]:
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel = Path(folder).relative_to(top).as_posix()
+        for name in sorted(files):
+            yield name if rel == "." else f"{rel}/{name}"
+
+
+def refuse_unknown(ids: Sequence[str], guards: Sequence[GuardOf]) -> None:
+    """An error naming the ids given whose records have no guard."""
+    have = {g.record_id for g in guards}
+    missing = [i for i in ids if i not in have]
+    if missing:
+        raise RelioraError(f"no guard in record(s): {', '.join(missing)}", code="usage")

@@ -1,0 +1,315 @@
+"""Guards: lessons that check the lines a change adds (SPEC.md §15). Pure: data in, data out.
+
+A guard is ``{pattern, paths, message, severity}`` in a record's front matter.
+Patterns come from records, and records come from pull requests, so they are
+untrusted: they run on RE2 (google-re2), whose matching is linear in the text
+whatever the pattern, never on Python's backtracking ``re``. RE2 refuses what
+it cannot match in linear time (backreferences, lookaround); such a pattern,
+one longer than :data:`MAX_PATTERN_CHARS` or one over RE2's memory budget makes
+the record invalid, with the reason.
+
+RE2 is imported on first use only: a store without guards never loads it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from reliora_git.records.model import Guard, Problem
+from reliora_git.records.text import escape_invisible
+
+if TYPE_CHECKING:
+    from reliora_git.records.model import Record
+
+SEVERITIES = ("warn", "block")
+#: Longer patterns are refused: a lesson names a mistake, it does not hold a grammar.
+MAX_PATTERN_CHARS = 500
+MAX_PATHS = 50
+MAX_GUARDS = 20
+#: What RE2 may spend compiling one pattern (its default); a pattern that needs more is refused.
+RE2_MAX_MEM = 8 << 20
+#: A message shown in a finding is cut here (a default taken from a long warning, too).
+MAX_MESSAGE_CHARS = 200
+_KEYS = ("pattern", "paths", "message", "severity")
+
+__all__ = ["ActiveGuard", "Guard", "guard_problems", "parse_guards", "resolve"]
+
+
+class ActiveGuard(NamedTuple):
+    """A guard with its defaults applied, as the store index keeps it (plain, marshal-able).
+
+    ``scope`` says how ``paths`` match: ``glob`` (the guard's own globs), ``record`` (the
+    record's paths: a file, or a folder ending in ``/``) or ``all`` (every file).
+    """
+
+    pattern: str
+    scope: str
+    paths: tuple[str, ...]
+    message: str
+    severity: str
+    #: Position of the guard in its record (1-based), to name it in reports.
+    number: int
+
+
+# --- reading the front matter ------------------------------------------------------------------
+
+
+def parse_guards(value: Any, line: int | None) -> tuple[list[Guard], list[Problem]]:
+    """The guards of a ``guards:`` front-matter value, and what is wrong with its shape."""
+    problems: list[Problem] = []
+    if value is None:
+        return [], problems
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        return [], [Problem("error", "'guards' must be a list of {pattern, paths, ...}", line)]
+    guards: list[Guard] = []
+    for number, item in enumerate(value, start=1):
+        where = f"guard {number}"
+        if isinstance(item, str):
+            item = {"pattern": item}
+        if not isinstance(item, dict):
+            problems.append(Problem("error", f"{where} must be a mapping with a 'pattern'", line))
+            continue
+        unknown = sorted(str(key) for key in item if key not in _KEYS)
+        if unknown:
+            problems.append(
+                Problem(
+                    "warning",
+                    f"{where} has unknown keys {', '.join(unknown)} (known: {', '.join(_KEYS)})",
+                    line,
+                )
+            )
+        pattern = item.get("pattern")
+        if not isinstance(pattern, str) or not pattern:
+            problems.append(Problem("error", f"{where} needs a 'pattern' (text)", line))
+            continue
+        paths = item.get("paths")
+        if paths is None:
+            path_list: list[str] = []
+        elif isinstance(paths, str):
+            path_list = [paths]
+        elif isinstance(paths, list) and all(isinstance(p, str) for p in paths):
+            path_list = [p.strip() for p in paths if p.strip()]
+        else:
+            problems.append(Problem("error", f"{where}: 'paths' must be a list of globs", line))
+            continue
+        message = item.get("message")
+        if message is not None and not isinstance(message, str):
+            problems.append(Problem("error", f"{where}: 'message' must be text", line))
+            continue
+        severity = item.get("severity", "warn")
+        if not isinstance(severity, str):
+            severity = repr(severity)
+        guards.append(Guard(pattern, tuple(path_list), (message or "").strip(), severity.strip()))
+    return guards, problems
+
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def shown_pattern(pattern: str, limit: int = 60) -> str:
+    """A pattern as reports name it: invisible characters escaped, long ones cut."""
+    text = escape_invisible(pattern).replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def guard_problems(guards: Sequence[Guard], line: int | None = None) -> list[Problem]:
+    """Every error in ``guards``: a pattern RE2 refuses or too long, bad globs, bad severity."""
+    problems: list[Problem] = []
+    if len(guards) > MAX_GUARDS:
+        problems.append(Problem("error", f"more than {MAX_GUARDS} guards in one record", line))
+    for number, guard in enumerate(guards, start=1):
+        where = f"guard {number} (`{shown_pattern(guard.pattern)}`)"
+        for reason in guard_errors(guard):
+            problems.append(Problem("error", f"{where}: {reason}", line))
+    return problems
+
+
+def guard_errors(guard: Guard) -> list[str]:
+    """Why ``guard`` cannot run, if it cannot (several reasons at once)."""
+    reasons: list[str] = []
+    if guard.severity not in SEVERITIES:
+        reasons.append(f"severity {guard.severity!r} must be one of {', '.join(SEVERITIES)}")
+    if len(guard.pattern) > MAX_PATTERN_CHARS:
+        reasons.append(f"the pattern is longer than {MAX_PATTERN_CHARS} characters")
+    else:
+        refused = compile_error(guard.pattern)
+        if refused:
+            reasons.append(f"the pattern is refused: {refused}")
+    if len(guard.paths) > MAX_PATHS:
+        reasons.append(f"more than {MAX_PATHS} paths")
+    for glob in guard.paths[:MAX_PATHS]:
+        refused = glob_error(glob)
+        if refused:
+            reasons.append(f"paths names {shown_pattern(glob)!r}, which {refused}")
+    return reasons
+
+
+def compile_error(pattern: str) -> str | None:
+    """Why RE2 refuses ``pattern`` (None when it compiles)."""
+    if "\x00" in pattern:
+        return "it holds a NUL character"
+    try:
+        compiled(pattern)
+    except ValueError as exc:
+        return f"{exc} (guards run on RE2, in linear time: no backreferences, no lookaround)"
+    return None
+
+
+def glob_error(glob: str) -> str | None:
+    """Why ``glob`` is not a repo-relative glob (None when it is one)."""
+    if not glob or "\x00" in glob or "\n" in glob:
+        return "is empty or holds a control character"
+    if glob.startswith("/") or "\\" in glob or (len(glob) >= 2 and glob[1] == ":"):
+        return "is not relative to the repository (no leading '/', no backslash)"
+    if ".." in glob.split("/"):
+        return "climbs out of the repository ('..')"
+    depth = 0
+    for char in glob:
+        if char == "[":
+            depth += 1
+        elif char == "]" and depth:
+            depth -= 1
+    if depth:
+        return "opens a '[' that it never closes"
+    return None
+
+
+# --- defaults ----------------------------------------------------------------------------------
+
+
+def default_message(record: Record) -> str:
+    """A guard's message when it gives none: the record's first warning, else its title."""
+    text = record.warnings[0] if record.warnings else record.title
+    return short_message(text)
+
+
+def short_message(text: str) -> str:
+    text = " ".join(escape_invisible(text).split())
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
+def resolve(record: Record, guards: Iterable[Guard]) -> tuple[ActiveGuard, ...]:
+    """The guards with their defaults applied (SPEC.md §15), ready for the store index."""
+    found = []
+    for number, guard in enumerate(guards, start=1):
+        if guard.paths:
+            scope, paths = "glob", guard.paths
+        elif record.paths:
+            scope, paths = "record", tuple(record.paths)
+        else:
+            scope, paths = "all", ()
+        message = short_message(guard.message) if guard.message else default_message(record)
+        found.append(ActiveGuard(guard.pattern, scope, paths, message, guard.severity, number))
+    return tuple(found)
+
+
+# --- matching ----------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1024)
+def compiled(pattern: str) -> Any:
+    """``pattern`` compiled by RE2 to run on one line at a time; ValueError when refused.
+
+    ``never_nl``: a match never spans a newline, so a file's added lines can be searched
+    as one text and every match still lies within one line; ``(?m)``: ``^`` and ``$`` are
+    each line's start and end.
+    """
+    import re2  # google-re2; only when a guard is compiled
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 prints refusals to stderr otherwise
+    options.never_nl = True
+    options.max_mem = RE2_MAX_MEM
+    try:
+        return re2.compile("(?m)" + pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise ValueError(str(reason)) from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _glob_regex(glob: str) -> Any:
+    """A glob as RE2 (linear too: globs come from records as well)."""
+    import re2
+
+    parts: list[str] = []
+    i = 0
+    anchored = "/" in glob.rstrip("/")
+    folder = glob.endswith("/")
+    body = glob.rstrip("/") if folder else glob
+    while i < len(body):
+        char = body[i]
+        if body.startswith("**/", i):
+            parts.append("(?:[^/]*/)*")
+            i += 3
+            continue
+        if body.startswith("**", i):
+            parts.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            parts.append("[^/]*")
+        elif char == "?":
+            parts.append("[^/]")
+        elif char == "[":
+            end = body.find("]", i + 2)
+            if end < 0:
+                parts.append(r"\[")
+            else:
+                inner = body[i + 1 : end]
+                negated = inner.startswith(("!", "^"))
+                inner = inner[1:] if negated else inner
+                escaped = "".join("\\" + c if c in "\\]^[" else c for c in inner)
+                parts.append(("[^/" if negated else "[") + escaped + "]")
+                i = end
+        else:
+            parts.append(char if char.isalnum() or ord(char) > 127 else "\\" + char)
+        i += 1
+    regex = "".join(parts)
+    prefix = "" if anchored else "(?:.*/)?"
+    suffix = "/.*" if folder else "(?:/.*)?"  # a glob naming a folder covers what is in it
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = RE2_MAX_MEM
+    try:
+        return re2.compile(prefix + regex + suffix, options)
+    except re2.error:
+        return None
+
+
+def path_applies(guard: ActiveGuard, path: str) -> bool:
+    """Whether ``guard`` looks at ``path`` (from the top of the work tree)."""
+    if guard.scope == "all":
+        return True
+    if guard.scope == "record":
+        return any(path == p or (p.endswith("/") and path.startswith(p)) for p in guard.paths)
+    for glob in guard.paths:
+        regex = _glob_regex(glob)
+        if regex is not None and regex.fullmatch(path) is not None:
+            return True
+    return False
+
+
+def matching_lines(pattern: str, text: bytes) -> Iterator[int]:
+    """Offsets of the starts of the lines of ``text`` that ``pattern`` matches, once a line.
+
+    ``text`` is lines joined by ``\\n``. One RE2 search per matching line plus one: linear.
+    """
+    regex = compiled(pattern)
+    pos, end = 0, len(text)
+    while pos <= end:
+        match = regex.search(text, pos)
+        if match is None:
+            return
+        start = text.rfind(b"\n", 0, match.start()) + 1
+        yield start
+        nl = text.find(b"\n", match.end() if match.end() > match.start() else match.start())
+        if nl < 0:
+            return
+        pos = nl + 1
