@@ -531,14 +531,38 @@ def scan_store_file(
                 seen.add((finding.kind, value))
                 found.append(finding)
 
+    fields = list(fields)
     add(fields)
     if locator:
         add([("file name", locator)])
     if text is not None:
-        for label, number, lines in _labelled_parts(text):
-            add([(label, "\n".join(lines))], numbered_from=number)
-        add(_front_matter_strings(text, locator))
+        # A line of the file that a field held as it is (or as a list item, ``- `` before
+        # it: a non-word character and a space that no expression needs) found what it
+        # holds already: scanning the file costs little more than the fields.
+        scanned = {line.strip() for _, value in fields for line in value.splitlines()}
+        hidden = False
+        for label, number, line in _labelled_lines(text):
+            bare = line.strip()
+            if label.startswith("front matter") and _MAY_HIDE.match(line):
+                hidden = True
+            if bare in scanned or (bare.startswith("- ") and bare[2:].strip() in scanned):
+                continue
+            scanned.add(bare)
+            add([(label, line)], numbered_from=number)
+        if hidden:
+            add(
+                (name, value)
+                for name, value in _front_matter_strings(text, locator)
+                if any(line.strip() not in scanned for line in value.splitlines())
+            )
     return found
+
+
+#: A front-matter line whose value YAML may read otherwise than it is written: an
+#: escape (``"\\x67hp_…"``) or a continued value (an indented line that is neither a
+#: list item nor a nested key). Only then is the front matter read as YAML to scan
+#: its strings — a millisecond a file, here where ``check`` scans every one.
+_MAY_HIDE = re.compile(r".*\\|[ \t]+(?![ \t]*(?:-[ \t]|[\w.-]+:(?:[ \t]|$)))")
 
 
 def event_fields(event: FeedbackEvent) -> list[tuple[str, str]]:
@@ -580,7 +604,7 @@ def scan_event_file(
                 label = "note"
                 while lines and not lines[0].strip():
                     lines = lines[1:]
-            elif any("\\" in line or line[:1] in (" ", "\t") for line in lines):
+            elif any(_MAY_HIDE.match(line) for line in lines):
                 hidden = True
             add([(label.removeprefix("front matter "), "\n".join(lines))])
         if hidden:
