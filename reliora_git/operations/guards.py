@@ -23,6 +23,7 @@ from reliora_git.storage.store import STORE_DIR, Store
 
 if TYPE_CHECKING:
     from reliora_git.gitrepo.diff import AddedLines, ChangeLines
+    from reliora_git.storage.guardlist import GuardRow
     from reliora_git.storage.index import StoreIndex
 
 #: Files larger than this are not judged (generated or vendored code, data).
@@ -40,13 +41,15 @@ class GuardOf:
     record_id: str
     locator: str
     guard: ActiveGuard
+    #: The record's own paths (what its freshness is measured on).
+    record_paths: tuple[str, ...] = ()
 
-    def row(self) -> tuple[str, str, tuple[Any, ...]]:
-        return (self.record_id, self.locator, tuple(self.guard))
+    def row(self) -> GuardRow:
+        return (self.record_id, self.locator, tuple(self.guard), self.record_paths)
 
     @classmethod
     def of_row(cls, row: Sequence[Any]) -> GuardOf:
-        return cls(row[0], row[1], ActiveGuard(*row[2]))
+        return cls(row[0], row[1], ActiveGuard(*row[2]), tuple(row[3]))
 
 
 @dataclass
@@ -112,7 +115,7 @@ def guards_of_index(index: StoreIndex, ids: Iterable[str] | None = None) -> list
             continue  # retired and superseded records' guards are off
         if wanted is not None and doc.id not in wanted:
             continue
-        found.extend(GuardOf(doc.id, doc.locator, ActiveGuard(*g)) for g in doc.guards)
+        found.extend(GuardOf(doc.id, doc.locator, ActiveGuard(*g), doc.paths) for g in doc.guards)
     return found
 
 
@@ -230,21 +233,21 @@ def mask_secrets(findings: Sequence[GuardFinding]) -> None:
             finding.text = redact(finding.text)
 
 
-def mark_stale(store: Store, findings: Sequence[GuardFinding], index: StoreIndex | None) -> None:
+def mark_stale(store: Store, findings: Sequence[GuardFinding], guards: Sequence[GuardOf]) -> None:
     """Mark the findings of stale records (SPEC.md §12), measured for those records only."""
-    if not findings or index is None:
+    fired = {f.record_id for f in findings}
+    if not fired:
         return
     from reliora_git.operations.history import Subject, freshness
 
-    subjects = []
-    for record_id in sorted({f.record_id for f in findings}):
-        slot = index.slot_of(record_id)
-        doc = index.all_docs[slot] if slot is not None else None
-        if doc is not None and doc.paths:
-            subjects.append(Subject(doc.id, doc.locator, doc.paths))
+    subjects = {
+        g.record_id: Subject(g.record_id, g.locator, g.record_paths)
+        for g in guards
+        if g.record_id in fired and g.record_paths
+    }
     if not subjects:
         return
-    states = freshness(store, subjects)
+    states = freshness(store, list(subjects.values()))
     for finding in findings:
         fresh = states.get(finding.record_id)
         finding.stale = fresh is not None and fresh.state == "stale"

@@ -22,6 +22,7 @@ from reliora_git.operations.api import (
     check_entries,
     index_owners,
 )
+from reliora_git.operations.guards import GuardReport
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import Problem
 from reliora_git.search.duplicates import DEFAULT_DUPLICATE_OVERLAP, DocsPool
@@ -69,6 +70,9 @@ class StagedStore:
     changed_events: list[tuple[str, str | RecordError]] = field(default_factory=list)
     #: The texts of ``changed`` by locator (those that read): scanned whole for secrets.
     texts: dict[str, str] = field(default_factory=dict)
+    #: The top of the work tree, and the store's root from it ('' or ending in '/').
+    top: Path | None = None
+    prefix: str = ""
 
     def view(self, duplicate_overlap: float = DEFAULT_DUPLICATE_OVERLAP) -> StoreView:
         """The staged store as far as judging a record needs it."""
@@ -84,7 +88,8 @@ class StagedStore:
 
 def read_staged_store(store: Store) -> StagedStore:
     """Every record and feedback event in the index, and which records the commit changes."""
-    if git.toplevel(store.root) is None:
+    top = git.toplevel(store.root)
+    if top is None:
         raise RelioraError(
             f"{store.root} is not in a git repository; --staged reads the git index",
             code="not_git",
@@ -114,7 +119,7 @@ def read_staged_store(store: Store) -> StagedStore:
     conflicted = any(change.status == "U" for change in changes)
     if not changed and not events and not linked and not conflicted:
         # Most commits touch no record: skip reading the store from the index.
-        return StagedStore(None, [], [], set())
+        return StagedStore(None, [], [], set(), top=top, prefix=prefix)
     files, conflicts = GitFiles.staged(store, prefix)
     # Feedback alone needs no index: only its notes are scanned.
     index = open_index(store, source=files) if changed or linked or conflicted else None
@@ -134,7 +139,9 @@ def read_staged_store(store: Store) -> StagedStore:
     event_files = [file for file in files.events if file.locator in events]
     texts = files.texts(event_files)
     changed_events = [(f.locator, text) for f, text in zip(event_files, texts, strict=True)]
-    return StagedStore(index, changed_entries, conflicts, modified, changed_events, record_texts)
+    return StagedStore(
+        index, changed_entries, conflicts, modified, changed_events, record_texts, top, prefix
+    )
 
 
 @dataclass
@@ -145,6 +152,8 @@ class StagedCheck:
     linked: list[str] = field(default_factory=list)
     #: Staged files holding a secret: they always stop the commit too.
     secrets: list[str] = field(default_factory=list)
+    #: What the guards of active records found in the lines the commit adds (SPEC.md §15).
+    guards: GuardReport = field(default_factory=GuardReport)
 
     @property
     def has_invalid_records(self) -> bool:
@@ -166,6 +175,7 @@ def check_staged(
         similar_for = {entry.locator for entry in staged.changed} if duplicates else set()
         view = staged.view(duplicate_overlap)
         report = check_entries(view, staged.changed, similar_for, staged.modified)
+        guards = staged_guards(store, staged)
         if staged.index is not None:
             staged.index.close()
     if not duplicates:
@@ -187,7 +197,35 @@ def check_staged(
     secrets = add_secret_problems(
         report, staged.changed, staged.changed_events, secrets_entropy, staged.texts
     )
-    return StagedCheck(report, staged.conflicts, [f.locator for f in linked], sorted(secrets))
+    return StagedCheck(
+        report, staged.conflicts, [f.locator for f in linked], sorted(secrets), guards
+    )
+
+
+def staged_guards(store: Store, staged: StagedStore) -> GuardReport:
+    """The guards of the staged store's active records over the lines the commit adds.
+
+    With no record staged, the guards are HEAD's, known from a small file keyed by the
+    tree of HEAD's records (operations/guards.py): a store without guards runs no diff.
+    """
+    from reliora_git.operations.guards import (
+        committed_guards,
+        guards_of_index,
+        mark_stale,
+        staged_report,
+    )
+
+    if staged.top is None:
+        return GuardReport()
+    if staged.index is not None:
+        guards = guards_of_index(staged.index)
+    else:
+        guards = committed_guards(store, staged.prefix)
+    if not guards:
+        return GuardReport()
+    found = staged_report(store, guards, staged.top, staged.prefix)
+    mark_stale(store, found.findings, guards)
+    return found
 
 
 def add_secret_problems(

@@ -18,8 +18,8 @@ from typing import Any
 
 from reliora_git.storage.cache import cache_file, read_cache, write_cache
 
-#: (record id, record locator, ActiveGuard as a plain tuple).
-GuardRow = tuple[str, str, tuple[Any, ...]]
+#: (record id, record locator, ActiveGuard as a plain tuple, the record's paths).
+GuardRow = tuple[str, str, tuple[Any, ...], tuple[str, ...]]
 
 
 def _path(root: Path) -> Path | None:

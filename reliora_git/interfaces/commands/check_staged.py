@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from reliora_git.interfaces.commands.reporting import reporting
 
 if TYPE_CHECKING:
+    from reliora_git.operations.guards import GuardFinding
     from reliora_git.storage.store import Store
 
 
@@ -36,22 +37,45 @@ def run_check_staged(
             duplicate_overlap=config.duplicate_overlap,
             secrets_entropy=config.secrets_entropy,
         )
+        findings = result.guards.findings
+        if findings:
+            from reliora_git.operations.guards import mask_secrets
+
+            mask_secrets(findings)
         if json_output:
-            print_json({**result.report.to_json(), "staged": True})
+            guard_json = result.guards.to_json()
+            print_json({**result.report.to_json(), "staged": True, "guardFindings": guard_json})
         else:
             if result.report.checked or result.report.files:
                 # Nothing staged under .reliora/ (most commits): say nothing of records.
                 Printer().check(result.report, show_all)
             if result.secrets:
                 Printer().line(secret_advice(len(result.secrets)))
+            for finding in findings:
+                Printer().line(finding.summary())
+            if result.guards.blocking:
+                Printer().line(guard_advice(result.guards.blocking))
             _point_to_lessons(store)
     blocked = (
         result.conflicts
         or result.linked
         or result.secrets
         or (result.has_invalid_records and config.block_on_invalid)
+        or result.guards.blocking
     )
     return 1 if blocked else 0
+
+
+def guard_advice(blocking: list[GuardFinding]) -> str:
+    """How to go on when a `block` guard fired (SPEC.md §15)."""
+    ids = sorted({f.record_id for f in blocking})
+    lines = "a line repeats" if len(blocking) == 1 else f"{len(blocking)} lines repeat"
+    return (
+        f"commit stopped: {lines} a lesson whose guard blocks ({', '.join(ids)}). Change the "
+        "line, or commit anyway with `git commit --no-verify`, or change the lesson "
+        f"(`reliora show {ids[0]}`; `reliora update {ids[0]} --json -` or `reliora retire "
+        f"{ids[0]}`) in a commit of its own."
+    )
 
 
 def secret_advice(files: int) -> str:
