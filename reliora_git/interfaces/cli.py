@@ -12,6 +12,7 @@ from reliora_git.interfaces.commands import (
     basic,
     brief,
     check,
+    guard,
     hooks,
     lifecycle,
     mcp,
@@ -53,5 +54,5 @@ def main(
     """
 
 
-for module in (basic, brief, record, lifecycle, check, hooks, review, mcp, org, agent):
+for module in (basic, brief, record, lifecycle, check, guard, hooks, review, mcp, org, agent):
     module.register(app)

@@ -424,6 +424,7 @@ def record(
     stage: bool = False,
     index: StoreIndex | None = None,
     allow_secrets: Iterable[str] = (),
+    allow_existing: bool = False,
 ) -> Saved:
     """Save ``new`` (see :func:`prepare`) and return the existing records it resembles.
 
@@ -439,6 +440,10 @@ def record(
     new.paths, path_warnings = saved_paths(store, new.paths)
     prepare(store, new)
     refuse_secrets(store, new, allow_secrets)
+    if new.guards and not allow_existing:  # guards.py: a guard that already matches the code
+        from reliora_git.operations.guards import refuse_existing
+
+        refuse_existing(store, new)
     index = index or open_index(store)
     if index.has_id(new.id):
         raise RelioraError(f"an experience with id {new.id!r} already exists", code="exists")

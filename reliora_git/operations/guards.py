@@ -23,6 +23,7 @@ from reliora_git.storage.store import STORE_DIR, Store
 
 if TYPE_CHECKING:
     from reliora_git.gitrepo.diff import AddedLines, ChangeLines
+    from reliora_git.records.model import Guard, Record
     from reliora_git.storage.guardlist import GuardRow
     from reliora_git.storage.index import StoreIndex
 
@@ -384,3 +385,106 @@ def refuse_unknown(ids: Sequence[str], guards: Sequence[GuardOf]) -> None:
     missing = [i for i in ids if i not in have]
     if missing:
         raise RelioraError(f"no guard in record(s): {', '.join(missing)}", code="usage")
+
+
+#: How many of the lines a new guard already matches are named when it is refused.
+SHOWN_EXISTING = 5
+
+
+def refuse_existing(store: Store, record: Record, before: Sequence[Guard] = ()) -> None:
+    """Refuse guards (new ones: not in ``before``) that already match the working tree.
+
+    A new guard describes a mistake the code does not contain yet (SPEC.md §15); one
+    that matches today would fire on every commit touching those lines. The first
+    matches are named; ``--allow-existing`` skips this.
+    """
+    from reliora_git.records.guards import resolve
+
+    fresh = [n for n, g in enumerate(record.guards, start=1) if g not in before]
+    if not fresh:
+        return
+    resolved = resolve(record, record.guards)
+    guards = [
+        GuardOf(record.id or "(new)", record.locator, resolved[n - 1], tuple(record.paths))
+        for n in fresh
+    ]
+    report = working_tree_report(store, guards, limit=SHOWN_EXISTING)
+    if not report.findings:
+        return
+    mask_secrets(report.findings)
+    numbers = sorted({g.guard.number for g in guards})
+    shown = "; ".join(
+        f"{escape_invisible(f.path)}:{f.line}: {f.text}" for f in report.findings
+    )
+    more = " (and maybe more)" if len(report.findings) >= SHOWN_EXISTING else ""
+    which = "guard" if len(numbers) == 1 else "guards"
+    raise RelioraError(
+        f"{which} {', '.join(map(str, numbers))} already match(es) the code: {shown}{more}. "
+        "A guard describes a mistake the code does not contain; change the pattern or its "
+        "paths, or save it anyway with --allow-existing",
+        code="guard_matches",
+    )
+
+
+# --- reliora guard test ------------------------------------------------------------------------
+
+
+@dataclass
+class GuardTest:
+    """What ``reliora guard test`` found."""
+
+    report: GuardReport
+    #: The commit whose change was judged (None: the working tree).
+    commit: str | None
+    records: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rev": self.commit,
+            "guards": self.report.guards,
+            "records": self.records,
+            "guardFindings": self.report.to_json(),
+            "skipped": [{"path": path, "reason": why} for path, why in self.report.skipped],
+        }
+
+    def summary(self) -> str:
+        where = f"the change of commit {self.commit[:12]}" if self.commit else "the working tree"
+        count = len(self.report.findings)
+        return (
+            f"{count} finding{'s' * (count != 1)} from {self.report.guards} guard"
+            f"{'s' * (self.report.guards != 1)} of {self.records} record"
+            f"{'s' * (self.records != 1)} on {where}"
+        )
+
+
+def run_guard_test(repo: Any, ids: Sequence[str], rev: str | None) -> GuardTest:
+    """The guards of ``ids`` (default: of every active record) over the tree or a commit."""
+    from reliora_git.operations.staged import find_git_store
+    from reliora_git.storage.index import open_index
+
+    store = find_git_store(repo)
+    with open_index(store) as index:
+        wanted = None
+        if ids:
+            wanted = []
+            for given in ids:
+                doc = index.all_docs[index.resolve(given)]
+                if doc is not None:
+                    wanted.append(doc.id)
+        guards = guards_of_index(index, wanted)
+    if wanted:
+        refuse_unknown(wanted, guards)
+    commit = None
+    if rev is not None:
+        if top_of(store) is None:
+            raise RelioraError("--rev needs a git repository", code="not_git")
+        commit = git.verify_ref(store.root, rev)
+        if commit is None:
+            raise RelioraError(f"{rev!r} names no commit", code="usage")
+        parent = git.verify_ref(store.root, f"{commit}^")
+        report = commit_report(store, guards, parent, commit)
+    else:
+        report = working_tree_report(store, guards)
+    mark_stale(store, report.findings, guards)
+    mask_secrets(report.findings)
+    return GuardTest(report, commit, len({g.record_id for g in guards}))

@@ -32,9 +32,10 @@ REPLACED = (
     "confidence",
     "tags",
     "paths",
+    "guards",
 )
 #: Fields an update appends to (``--add-problem`` and the like).
-APPENDED = ("problems", "failed_attempts", "warnings", "tags", "paths", "supersedes")
+APPENDED = ("problems", "failed_attempts", "warnings", "tags", "paths", "supersedes", "guards")
 #: Of those, the lists that keep each item once (a tag again, a path again: no change).
 APPENDED_ONCE = ("tags", "paths", "supersedes")
 #: JSON keys of an update (``update --json -``, the MCP tool) → (attribute, appended).
@@ -55,6 +56,8 @@ JSON_KEYS = {
     "addTags": ("tags", True),
     "addPaths": ("paths", True),
     "addSupersedes": ("supersedes", True),
+    "guards": ("guards", False),
+    "addGuards": ("guards", True),
 }
 
 
@@ -89,6 +92,18 @@ def changes_from_json(data: object) -> Changes:
         if value is None:
             continue
         name, appended = spec
+        if name == "guards":  # objects, not strings (records/guards.py)
+            from reliora_git.search.jsonio import guards_from_json
+
+            try:
+                guards = guards_from_json(value)
+            except RelioraError as exc:
+                raise RelioraError(exc.message, code="invalid_json") from None
+            if appended:
+                changes.append[name] = guards  # type: ignore[assignment]  # Guard items
+            else:
+                changes.replace[name] = guards
+            continue
         if appended or name in ("tags", "paths"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise RelioraError(f"{key!r} must be a list of strings", code="invalid_json")
@@ -105,9 +120,13 @@ def update(
     *,
     index: StoreIndex | None = None,
     today: dt.date | None = None,
+    allow_existing: bool = False,
 ) -> Record:
     """Change the record ``id_or_prefix`` in place; the record as saved (see :func:`updated`)."""
-    return updated(store, id_or_prefix, changes, index=index, today=today).record
+    found = updated(
+        store, id_or_prefix, changes, index=index, today=today, allow_existing=allow_existing
+    )
+    return found.record
 
 
 @dataclass
@@ -124,6 +143,7 @@ def updated(
     *,
     index: StoreIndex | None = None,
     today: dt.date | None = None,
+    allow_existing: bool = False,
 ) -> Updated:
     """Change the record ``id_or_prefix`` in place: the record as saved, and path warnings.
 
@@ -141,6 +161,7 @@ def updated(
     path = store.root.joinpath(*target.locator.split("/"))
     original = read_regular_file(path, target.locator)
     record = _readable(original, target)
+    guards_before = list(record.guards)
     replace, append, warnings = _given(store, index, changes, target.record_id)
     for name, value in replace.items():
         if name not in REPLACED:
@@ -160,6 +181,10 @@ def updated(
     normalize(record)
     validate_new(record)
     record.locator = record.locator or target.locator
+    if record.guards and not allow_existing:  # guards.py: only guards new in this update
+        from reliora_git.operations.guards import refuse_existing
+
+        refuse_existing(store, record, guards_before)
     text = render_record(record)
     refuse_secrets(store, record, text=text)
     check_reads_back(text, target.locator, record)

@@ -9,6 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from reliora_git.interfaces.commands.common import RepoOption, reporting
+from reliora_git.interfaces.commands.guard import (
+    AllowExistingFlag,
+    BlockFlag,
+    GuardOption,
+    GuardPathOption,
+    guards_from_flags,
+)
 from reliora_git.interfaces.commands.reporting import wrote
 from reliora_git.interfaces.output import Printer, print_json
 from reliora_git.records.errors import RelioraError
@@ -48,6 +55,10 @@ def update(
         str | None,
         typer.Option("--json", metavar="-", help="Read the changes as a JSON object on stdin."),
     ] = None,
+    guard: GuardOption = None,
+    guard_path: GuardPathOption = None,
+    block: BlockFlag = False,
+    allow_existing: AllowExistingFlag = False,
     repo: RepoOption = None,
 ) -> None:
     """Change a record in place: given fields replace, --add-* append.
@@ -91,8 +102,12 @@ def update(
         ):
             if items:
                 changes.append[name] = [*changes.append.get(name, []), *items]
+        added_guards = guards_from_flags(guard, guard_path, block)
+        if added_guards:  # --guard appends (a JSON "guards" list replaces them all)
+            had = changes.append.get("guards", [])
+            changes.append["guards"] = [*had, *added_guards]  # type: ignore[list-item]
         store = find_store(repo)
-        result = updated(store, record_id, changes)
+        result = updated(store, record_id, changes, allow_existing=allow_existing)
         saved = result.record
         wrote(f"updated {saved.id} in {saved.locator}")
         for warning in result.path_warnings:  # stderr: a --json document stays one document

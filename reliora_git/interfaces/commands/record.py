@@ -13,6 +13,13 @@ from typing import Annotated
 import typer
 
 from reliora_git.interfaces.commands.common import AllFlag, RepoOption, reporting
+from reliora_git.interfaces.commands.guard import (
+    AllowExistingFlag,
+    BlockFlag,
+    GuardOption,
+    GuardPathOption,
+    guards_from_flags,
+)
 from reliora_git.interfaces.commands.reporting import wrote
 from reliora_git.interfaces.output import Printer, print_json
 from reliora_git.operations import api
@@ -72,6 +79,10 @@ def record(
         ),
     ] = False,
     stage: Annotated[bool, typer.Option("--stage", help="`git add` the new file.")] = False,
+    guard: GuardOption = None,
+    guard_path: GuardPathOption = None,
+    block: BlockFlag = False,
+    allow_existing: AllowExistingFlag = False,
     repo: RepoOption = None,
     show_all: AllFlag = False,
     allow_secret: Annotated[
@@ -98,6 +109,8 @@ def record(
         --problem "pytest-timeout killed slow git fixtures" \\
         --solution "Raise the timeout only for the git-fixture tests"
       echo '{"title": "…", "task": "…", "solution": "…"}' | reliora record --json -
+      reliora record --title "Use date-fns, not moment" --solution "…" --task "…" \
+        --guard "from ['\"]moment['\"]" --guard-path "src/**/*.ts" --block
     """
     as_json = json_input is not None
     with reporting(as_json):
@@ -141,12 +154,19 @@ def record(
         if new is not flags:
             new.supersedes = [*new.supersedes, *(supersedes or [])]
             new.paths = [*new.paths, *(path or [])]
+        new.guards = [*new.guards, *guards_from_flags(guard, guard_path, block)]
         if paths_from_staged:
             from reliora_git.operations.history import staged_code_paths
 
             staged = [p for p in staged_code_paths(store) if p not in new.paths]
             new.paths = [*new.paths, *staged]
-        saved = api.record(store, new, stage=stage, allow_secrets=allow_secret or ())
+        saved = api.record(
+            store,
+            new,
+            stage=stage,
+            allow_secrets=allow_secret or (),
+            allow_existing=allow_existing,
+        )
         wrote(f"saved {saved.record.id} as {saved.record.locator}")
         if draft is not None:
             draft.unlink()
