@@ -333,8 +333,20 @@ def _sections(record: Record) -> list[tuple[str, str | list[str]]]:
         ("Applicability", record.applicability),
         ("Verification", record.verification),
         *record.extra_sections,
+        ("Guards", [guard_line(g.to_json(), record.paths) for g in record.guards]),
     ]
     return [(heading, value) for heading, value in pairs if value]
+
+
+def guard_line(guard: dict[str, Any], record_paths: list[str]) -> str:
+    """One guard as people read it: what it looks for, where, and what it does (SPEC.md §15)."""
+    from reliora_git.records.guards import shown_pattern
+
+    paths = guard.get("paths") or record_paths
+    where = ", ".join(paths) if paths else "every file outside .reliora/"
+    action = "blocks the commit" if guard.get("severity") == "block" else "warns"
+    message = f": {guard['message']}" if guard.get("message") else ""
+    return f"`{shown_pattern(str(guard.get('pattern', '')), 200)}` in {where} ({action}){message}"
 
 
 def print_json(document: Any, stream: IO[str] | None = None) -> None:

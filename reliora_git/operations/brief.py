@@ -282,6 +282,8 @@ def _render(lesson: Lesson, index: StoreIndex) -> None:
     body = [title, f"why: {why(lesson)}", *stale_lines]
     body += _items("warning", data.get("warnings"), show)
     body += _items("failed attempt", data.get("failedAttempts"), show)
+    for guard in data.get("guards") or []:  # the hook checks the code for this lesson
+        body.append("guard: " + one_line(_guard_text(guard, data.get("paths") or [])))
     solution = _text(data.get("solution"))
     if solution:
         body.append("solution: " + cut(solution, SOLUTION_CHARS, show))
@@ -292,6 +294,14 @@ def _render(lesson: Lesson, index: StoreIndex) -> None:
         f"confidence: {data.get('confidence') or 'not given'}; feedback: {_feedback(summary)}"
     )
     lesson.text = "\n".join(body)
+
+
+def _guard_text(guard: dict[str, Any], paths: list[str]) -> str:
+    from reliora_git.records.guards import shown_pattern
+
+    where = ", ".join(guard.get("paths") or paths) or "every file"
+    action = "blocks a commit" if guard.get("severity") == "block" else "warns at commit"
+    return f"the pre-commit hook {action} that adds `{shown_pattern(guard['pattern'])}` in {where}"
 
 
 def why(lesson: Lesson, fields: bool = True) -> str:
