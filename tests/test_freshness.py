@@ -232,6 +232,8 @@ def test_review_names_the_lessons_about_the_code_it_touches(
             "id": record_id,
             "title": "Retry backoff in billing",
             "locator": f".reliora/experiences/{record_id}.md",
+            "status": "active",
+            "supersededBy": [],
             "files": ["src/billing/retry.py"],
         }
     ]
