@@ -16,8 +16,26 @@ import pytest
 from reliora_git.storage.store import Store
 from reliora_git.storage.template import init_store
 
-#: The real-world corpus next to the repository (absent on a user's clone: tests skip).
-TIL_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "til"
+#: A sample of the real-world til corpus that ships with the repository (332 of its 1,871
+#: records, MIT: tests/data/til/README.md). Tests read a copy (``til_corpus``), never this.
+TIL_CORPUS = Path(__file__).resolve().parent / "data" / "til"
+#: Store-file mtime of the copy: old enough to be cached (reliora_git.storage.cache.RACY_NS),
+#: as the files of a corpus that nobody edits are.
+OLD_MTIME = 1_700_000_000
+
+
+def copy_til_corpus(target: Path) -> Path:
+    """Copy the sample to ``target`` (outside any git repository), read-only and old.
+
+    Outside git, as the full corpus next to the checkout was: a store inside this
+    clone would put its search cache into this clone's ``.git``.
+    """
+    shutil.copytree(TIL_CORPUS, target)
+    paths = sorted(target.rglob("*"), key=lambda path: len(path.parts), reverse=True)
+    for path in [*paths, target]:
+        os.utime(path, (OLD_MTIME, OLD_MTIME))
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    return target
 
 
 def reliora_executable() -> str:
@@ -146,11 +164,10 @@ def write_record(store: Store) -> RecordMaker:
     return make
 
 
-@pytest.fixture
-def til_corpus() -> Iterator[Path]:
-    if not (TIL_CORPUS / ".reliora").is_dir():
-        pytest.skip("the til corpus (../shared/corpora/til) is not next to this clone")
-    yield TIL_CORPUS
+@pytest.fixture(scope="session")
+def til_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A read-only copy of the til sample, shared by the session's tests (they only read it)."""
+    return copy_til_corpus(tmp_path_factory.mktemp("til-sample") / "til")
 
 
 # --- PostgreSQL (SPEC.md §13) -------------------------------------------------------------------

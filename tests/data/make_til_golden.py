@@ -1,4 +1,4 @@
-"""Write ``til_golden.json``: what search returns on the til corpus, for a fixed set of queries.
+"""Write ``til_golden.json``: what search returns on the til sample, for a fixed set of queries.
 
 ``tests/test_til_golden.py`` runs the current code on the same queries and
 asserts that every result (id, order, score, relevance, coverage, level,
@@ -16,9 +16,10 @@ under test (the golden file would then only repeat it)::
 
 It prints which ``reliora_git`` it imported (check that it is the old one) and
 writes ``til_golden.json`` next to this script (``--out`` to change that). The
-corpus (``../shared/corpora/til`` next to the checkout, ``--corpus`` to change
-that) is only read; the variant with retired and superseded records is a copy
-in a temporary folder, and the cache is off.
+store is the sample of the til corpus in ``tests/data/til`` (``--corpus`` to
+change that; see make_til_sample.py); it is only read; the variant with
+retired and superseded records is a copy in a temporary folder, and the cache
+is off.
 
 The test imports the query set and the helpers below, so both sides build the
 store copy, run a query and encode its results in exactly one way.
@@ -288,7 +289,7 @@ def source_of_code() -> dict[str, Any]:
 def main() -> None:
     here = Path(__file__).resolve().parent
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=here.parents[2] / "shared/corpora/til")
+    parser.add_argument("--corpus", type=Path, default=here / "til")
     parser.add_argument("--out", type=Path, default=here / "til_golden.json")
     args = parser.parse_args()
     source = source_of_code()
@@ -305,7 +306,7 @@ def main() -> None:
     assert len(set(names)) == len(names), "query names must be unique"
     for keep in (None, FULL_LIMIT):
         golden = {
-            "about": "search results on the til corpus; see make_til_golden.py",
+            "about": "search results on the til sample (tests/data/til); see make_til_golden.py",
             "source": {"commit": source["commit"], "dirty": source["dirty"]},
             "corpus": corpus_digest(args.corpus),
             "retired": RETIRED,
