@@ -34,9 +34,14 @@ class LessonsAbout:
 
 def lessons_about_staged(store: Store) -> LessonsAbout | None:
     """The active records whose paths name staged files, or None (none, or no git)."""
-    from reliora_git.operations.history import paths_match
-
-    prefix = git.show_prefix(store.root)
+    # One call for the store's place in the work tree and HEAD's tree of records.
+    where = git.run(
+        ["rev-parse", "--show-prefix", "-q", "--verify", "HEAD:./.reliora/experiences"],
+        store.root,
+        check=False,
+    )
+    lines = where.decode("utf-8", "surrogateescape").split("\n")
+    prefix, tree = [*lines, "", ""][:2]
     store_dir = prefix + ".reliora/"
     out = git.run(
         ["diff", "--cached", "--name-only", "-z", "--no-renames"], store.root, check=False
@@ -46,13 +51,23 @@ def lessons_about_staged(store: Store) -> LessonsAbout | None:
     if not code:
         return None
     records_staged = any(name.startswith(store_dir + "experiences/") for name in staged)
-    record_paths = _record_paths(store, prefix, records_staged)
+    record_paths = _record_paths(store, prefix, "" if records_staged else tree.strip())
     if not record_paths:
         return None
+    # Every folder above a staged file, with the files below it: each record path is
+    # then one lookup (records come from pull requests: no record × file scan).
+    files = set(code)
+    below: dict[str, list[str]] = {}
+    for name in code:
+        parts = name.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            below.setdefault("/".join(parts[:depth]) + "/", []).append(name)
     lessons = 0
     named: set[str] = set()
     for paths in record_paths:
-        hits = {name for name in code if any(paths_match(p, name) for p in paths)}
+        hits = {p for p in paths if p in files}
+        for p in paths:
+            hits.update(below.get(p, ()) if p.endswith("/") else ())
         if hits:
             lessons += 1
             named |= hits
@@ -61,18 +76,14 @@ def lessons_about_staged(store: Store) -> LessonsAbout | None:
     return LessonsAbout(lessons, [name for name in code if name in named])
 
 
-def _record_paths(store: Store, prefix: str, records_staged: bool) -> list[tuple[str, ...]]:
-    """The ``paths`` of each active record that has some, as the git index holds the store."""
+def _record_paths(store: Store, prefix: str, tree: str) -> list[tuple[str, ...]]:
+    """The ``paths`` of each active record that has some, as the git index holds the store.
+
+    ``tree`` is HEAD's tree of records when the index holds the same (no record staged):
+    the cache's key. Without it the store is read from the index.
+    """
     from reliora_git.storage.cache import cache_file, read_cache, write_cache
 
-    tree = ""
-    if not records_staged:
-        found = git.run(
-            ["rev-parse", "-q", "--verify", f"HEAD:{prefix}.reliora/experiences"],
-            store.root,
-            check=False,
-        )
-        tree = found.decode("ascii", "replace").strip()
     root = store.root.resolve()
     path = cache_file(root)
     cache = None if path is None else path.with_suffix(".about-staged")
