@@ -417,9 +417,9 @@ def refuse_existing(store: Store, record: Record, before: Sequence[Guard] = ()) 
         f"{escape_invisible(f.path)}:{f.line}: {f.text}" for f in report.findings
     )
     more = " (and maybe more)" if len(report.findings) >= SHOWN_EXISTING else ""
-    which = "guard" if len(numbers) == 1 else "guards"
+    which = "guard {} already matches" if len(numbers) == 1 else "guards {} already match"
     raise RelioraError(
-        f"{which} {', '.join(map(str, numbers))} already match(es) the code: {shown}{more}. "
+        f"{which.format(', '.join(map(str, numbers)))} the code: {shown}{more}. "
         "A guard describes a mistake the code does not contain; change the pattern or its "
         "paths, or save it anyway with --allow-existing",
         code="guard_matches",
