@@ -193,6 +193,8 @@ def test_git_reliora_dash_h_prints_help(store: Store, cli: Cli) -> None:
     assert "hooks" in done.stdout and "review" in done.stdout
 
 
+# Builds from this checkout (build/, *.egg-info): one such test at a time under xdist.
+@pytest.mark.xdist_group("checkout-build")
 def test_wheel_ships_the_template_and_the_hook(tmp_path: Path) -> None:
     done = subprocess.run(
         [
@@ -216,6 +218,8 @@ def test_wheel_ships_the_template_and_the_hook(tmp_path: Path) -> None:
     assert "reliora_git/template/config.toml" in names
 
 
+# Builds from this checkout (build/, *.egg-info): one such test at a time under xdist.
+@pytest.mark.xdist_group("checkout-build")
 def test_pre_commit_framework_runs_the_hook_from_this_repository(
     store: Store, tmp_path: Path
 ) -> None:

@@ -381,3 +381,108 @@ def test_org_search_with_a_thousand_distinct_words_gives_the_local_document(
     assert remote["results"], "the first words match records"
     assert remote["truncatedTokens"] == 1002 - 256  # pytest, timeouts and 1,000 more
     assert without_place(remote) == without_place(local)
+
+
+# --- what a sync must say: a newer local branch, records only in the work tree, two names ---
+
+
+def lessons(repo: Path, word: str, count: int) -> None:
+    folder = repo / ".reliora" / "experiences"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(count):
+        (folder / f"{word}-{n}.md").write_text(
+            f'---\nid: {word}-{n}\ntitle: "{word.title()} lesson {n} about queues"\n---\n'
+            "## Problems\n- the queue stalled\n\n## Solution\ndrain it first\n",
+            encoding="utf-8",
+        )
+
+
+def warnings_of(document: dict[str, Any]) -> dict[str, list[str]]:
+    return {report["repo"]: report["warnings"] for report in document["repos"]}
+
+
+def test_a_clone_whose_local_main_is_ahead_of_origin_says_so_and_ref_main_syncs_them(
+    repo: Path, cli: Cli, org_db: str, tmp_path: Path
+) -> None:
+    lessons(repo, "published", 1)
+    commit_all(repo, "published")
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(origin))
+    clone = tmp_path / "payments"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    git(clone, "config", "user.name", "Test Author")
+    git(clone, "config", "user.email", "test@example.com")
+    lessons(clone, "local", 12)
+    commit_all(clone, "twelve lessons, not pushed")
+    commit_all(clone, "and one more commit")
+
+    done = org(cli, org_db, "sync", str(clone))
+    assert done.returncode == 0, done.stderr
+    assert "1 records" in done.stdout and "refs/remotes/origin/main" in done.stdout
+    said = "local main is 2 commits ahead of origin/main; --ref main to sync them"
+    assert f"reliora: warning: payments: {said}" in done.stderr.splitlines()
+    again = org_json(cli, org_db, "sync", str(clone))
+    assert warnings_of(again) == {"payments": [said]}  # said even when up to date
+
+    synced = org_json(cli, org_db, "sync", "--ref", "main", str(clone))
+    assert synced["repos"][0]["records"] == 13 and warnings_of(synced) == {"payments": []}
+    # Pushed: nothing to say. A bare mirror has no local branch behind a remote one.
+    git(clone, "push", "-q", "origin", "main")
+    pushed = org(cli, org_db, "sync", str(clone))
+    assert pushed.returncode == 0 and "ahead" not in pushed.stderr, pushed.stderr
+    mirror = tmp_path / "mirror.git"
+    git(tmp_path, "clone", "-q", "--mirror", str(clone), str(mirror))
+    assert warnings_of(org_json(cli, org_db, "sync", str(mirror))) == {"mirror": []}
+
+
+def test_no_records_at_the_ref_but_some_in_the_work_tree_is_said(
+    repo: Path, cli: Cli, org_db: str
+) -> None:
+    commit_all(repo, "an empty start")
+    lessons(repo, "uncommitted", 3)
+    document = org_json(cli, org_db, "sync", f"app={repo}")
+    assert document["repos"][0]["records"] == 0
+    assert warnings_of(document) == {
+        "app": [
+            "no records at main, but the work tree has 3 record files in "
+            ".reliora/experiences: commit them (and push, or sync with --ref)"
+        ]
+    }
+    commit_all(repo, "committed")
+    assert warnings_of(org_json(cli, org_db, "sync", f"app={repo}")) == {"app": []}
+
+
+def test_one_repository_under_two_names_is_said_in_one_run_and_across_runs(
+    repo: Path, cli: Cli, org_db: str, tmp_path: Path
+) -> None:
+    lessons(repo, "kept", 2)
+    commit_all(repo)
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main", "--template=")
+    lessons(other, "else", 1)
+    git(other, "add", "-A")
+    git(other, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "x")
+
+    # One run: the same repository by its top and by a folder inside it.
+    done = org(cli, org_db, "sync", f"payments={repo}", f"billing={repo}/.reliora", str(other))
+    assert done.returncode == 0, done.stderr
+    twice = f"{repo} is also synced in this run as 'payments'; two names index its records twice"
+    assert done.stderr.splitlines() == [f"reliora: warning: billing: {twice}"]
+
+    # Across runs: the database knows the repository as payments and billing already.
+    later = org_json(cli, org_db, "sync", f"ledger={repo}", str(other))
+    assert warnings_of(later) == {
+        "ledger": [
+            f"{repo} is already synced as 'billing'; two names index its records twice",
+            f"{repo} is already synced as 'payments'; two names index its records twice",
+        ],
+        "other": [],
+    }
+    # The same name again says nothing: that is a re-sync, not a second name.
+    assert warnings_of(org_json(cli, org_db, "sync", f"payments={repo}")) == {
+        "payments": [
+            f"{repo} is already synced as 'billing'; two names index its records twice",
+            f"{repo} is already synced as 'ledger'; two names index its records twice",
+        ]
+    }

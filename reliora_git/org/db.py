@@ -111,6 +111,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # A record's summary for search results (records/summary.py), made when parsed.
         """ALTER TABLE records ADD COLUMN summary text""",
     ),
+    (
+        # The repository itself (its git common dir, resolved), whatever name it is synced
+        # under: a sync says when another name already holds the same repository.
+        """ALTER TABLE repos ADD COLUMN identity text""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

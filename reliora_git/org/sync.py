@@ -83,6 +83,11 @@ class Source:
     bad_names: list[str] = field(default_factory=list)
     #: What the user gave (PATH or NAME=PATH), to name the repository in errors.
     given: str = ""
+    #: The repository itself, whatever path or name it is given by: its git common dir,
+    #: resolved (a clone, its linked work trees and its .git folder give the same).
+    identity: str = ""
+    #: What the user should know about what is synced (said on stderr and in JSON).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -112,9 +117,14 @@ def open_source(given: str, ref: str | None) -> Source:
     if not path.is_dir():
         raise RelioraError(f"{given}: no such folder", code="no_repository")
     folder = git.toplevel(path) or path
-    bare = git.run(["rev-parse", "--is-bare-repository"], folder, check=False).strip()
-    if bare not in (b"true", b"false"):
+    # One call: whether it is bare, and where its objects live (what makes it one repository).
+    found = git.run(
+        ["rev-parse", "--is-bare-repository", "--git-common-dir"], folder, check=False
+    ).splitlines()
+    bare = found[0].strip() if found else b""
+    if bare not in (b"true", b"false") or len(found) < 2:
         raise RelioraError(f"{given}: not a git repository", code="no_repository")
+    common = folder / os.fsdecode(found[1].strip())  # relative to folder unless absolute
     name = name or _name_of(path)
     if not _NAME.fullmatch(name):
         raise RelioraError(
@@ -137,7 +147,61 @@ def open_source(given: str, ref: str | None) -> Source:
         and (is_store_file(e.path, EXPERIENCES) or is_store_file(e.path, FEEDBACK))
     ]
     files = GitFiles.of(Store(folder), usable)
-    return Source(name, folder, chosen, commit, files, sorted(bad_names), given)
+    source = Source(name, folder, chosen, commit, files, sorted(bad_names), given)
+    source.identity = path_text(os.path.realpath(common))
+    if ref is None and bare == b"false":
+        source.warnings.extend(_behind_local(folder, chosen))
+    if bare == b"false" and not files.records:
+        source.warnings.extend(_only_in_work_tree(folder, chosen))
+    return source
+
+
+def _short(ref: str) -> str:
+    for prefix in ("refs/heads/", "refs/remotes/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
+
+
+def _behind_local(folder: Path, chosen: str) -> list[str]:
+    """When the default ref is a remote's branch and the local branch of that name is ahead.
+
+    Syncing your own clone reads ``origin/main`` (what the remote publishes); records
+    committed on ``main`` and not pushed are not there, and a sync that finds fewer
+    records than ``git log`` shows must say why. One ``git rev-list``, which fails
+    (and says nothing) when there is no local branch of that name.
+    """
+    remote_branch = chosen.removeprefix("refs/remotes/")
+    if remote_branch == chosen or "/" not in remote_branch:
+        return []
+    branch = remote_branch.split("/", 1)[1]
+    if branch == "HEAD":
+        return []
+    out = git.run(
+        ["rev-list", "--count", f"{chosen}..refs/heads/{branch}", "--"], folder, check=False
+    ).strip()
+    ahead = int(out) if out.isdigit() else 0
+    if not ahead:
+        return []
+    commits = "commit" if ahead == 1 else "commits"
+    said = f"local {branch} is {ahead} {commits} ahead of {remote_branch}"
+    return [f"{said}; --ref {branch} to sync them"]
+
+
+def _only_in_work_tree(folder: Path, chosen: str) -> list[str]:
+    """No records at the ref, but record files in the work tree: they are not committed there."""
+    top = folder / EXPERIENCES
+    count = 0
+    for _here, dirs, names in os.walk(top):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # as is_store_file skips them
+        count += sum(1 for n in names if n.endswith(".md") and not n.startswith("."))
+    if not count:
+        return []
+    files = "record file" if count == 1 else "record files"
+    return [
+        f"no records at {_short(chosen)}, but the work tree has {count} {files} in "
+        f"{EXPERIENCES.rstrip('/')}: commit them (and push, or sync with --ref)"
+    ]
 
 
 def _name_of(path: Path) -> str:
@@ -165,6 +229,8 @@ class Synced:
     skipped: list[tuple[str, int | None, str]] = field(default_factory=list)
     #: Nothing to do: the database already held this commit.
     up_to_date: bool = False
+    #: What the user should know about what was synced (a newer local branch, a second name).
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -179,6 +245,7 @@ class Synced:
             "removed": self.removed,
             "unchanged": self.unchanged,
             "upToDate": self.up_to_date,
+            "warnings": list(self.warnings),
             "skipped": [
                 {"path": path, "line": line, "message": message}
                 for path, line, message in self.skipped
@@ -395,6 +462,7 @@ def sync_one(
 ) -> Synced:
     """Bring the database to ``source``'s store, in one transaction."""
     report = Synced(source.name, source.where, source.ref, source.commit)
+    report.warnings = list(source.warnings)
     try:
         with conn.transaction():
             _lock(conn, source.name, waiting)
@@ -439,14 +507,16 @@ def _sync(
     ).fetchone()
     assert found is not None
     repo_id, commit, parser, records, events, skipped = found
+    _same_repository(conn, source, report)
     files = source.files
     if commit == source.commit and parser == PARSER:
         report.records, report.events, report.up_to_date = records, events, True
         report.unchanged = len(files.records)
         report.skipped = [(shown(s["path"]), s["line"], shown(s["message"])) for s in skipped]
         conn.execute(
-            "UPDATE repos SET source = %s, ref = %s, synced_at = now() WHERE repo_id = %s",
-            (source.where, source.ref, repo_id),
+            "UPDATE repos SET source = %s, ref = %s, identity = %s, synced_at = now() "
+            "WHERE repo_id = %s",
+            (source.where, source.ref, stored(source.identity), repo_id),
         )
         return
     reparse = parser != PARSER  # rows another release wrote are parsed again
@@ -461,11 +531,12 @@ def _sync(
     report.records = sum(1 for values in derived.values() if values[0])
     report.events = sum(1 for value in event_values if value[0] == "ok")
     conn.execute(
-        "UPDATE repos SET source = %s, ref = %s, commit = %s, parser = %s, synced_at = now(), "
-        "records = %s, events = %s, skipped = %s::jsonb WHERE repo_id = %s",
+        "UPDATE repos SET source = %s, ref = %s, identity = %s, commit = %s, parser = %s, "
+        "synced_at = now(), records = %s, events = %s, skipped = %s::jsonb WHERE repo_id = %s",
         (
             source.where,
             source.ref,
+            stored(source.identity),
             source.commit,
             PARSER,
             report.records,
@@ -480,6 +551,28 @@ def _sync(
             repo_id,
         ),
     )
+
+
+def _same_repository(conn: psycopg.Connection[Any], source: Source, report: Synced) -> None:
+    """Say when the database holds this repository under another name too (an earlier sync).
+
+    Two names index its records twice: search shows each lesson twice and counts them
+    twice. Names already said in this run (sync_all) are not said again.
+    """
+    if not source.identity:
+        return
+    others = conn.execute(
+        'SELECT name FROM repos WHERE identity = %s AND name <> %s ORDER BY name COLLATE "C"',
+        (stored(source.identity), source.name),
+    ).fetchall()
+    for (other,) in others:
+        message = _twice(source, other, "is already synced as")
+        if not any(f" as {other!r};" in said for said in report.warnings):
+            report.warnings.append(message)
+
+
+def _twice(source: Source, other: str, how: str) -> str:
+    return f"{source.where} {how} {other!r}; two names index its records twice"
 
 
 def _sync_records(
@@ -691,6 +784,11 @@ def sync_all(
             "name them apart as NAME=PATH",
             code="bad_name",
         )
+    first_named: dict[str, str] = {}
+    for source in sources:  # one repository given twice under two names, in this run
+        earlier = first_named.setdefault(source.identity, source.name)
+        if earlier != source.name:
+            source.warnings.append(_twice(source, earlier, "is also synced in this run as"))
     total = sum(len(s.files.records) + len(s.files.events) for s in sources)
     # Worker processes are forked before the database connection exists (none inherits it).
     with mapper(total) as pieces:

@@ -89,6 +89,11 @@ def sync(
                     f"reliora: warning: {report.name}: {one_line(where)}: {one_line(message)}",
                     file=sys.stderr,
                 )
+            for warning in report.warnings:  # a newer local branch, a second name
+                print(
+                    f"reliora: warning: {one_line(report.name)}: {one_line(warning)}",
+                    file=sys.stderr,
+                )
             if not json_output:
                 printer.line(_synced_line(report))
 
