@@ -184,6 +184,10 @@ def test_mcp_arguments_have_one_spelling_and_unknown_ones_are_refused(
                 await session.call_tool("search", {"query": "pytest", "include_retired": True})
             )
             assert retired["total"] == 1
+            # Item 8: each result says what the lesson is, so the agent can judge it.
+            assert retired["results"][0]["summary"].startswith(
+                "pytest-timeout killed slow git fixture tests on shared CI runners — Raise"
+            )
 
             # An unknown argument is an error naming the known ones.
             typo = await session.call_tool("record", {**FIRST, "whyItWorkd": "x"})
