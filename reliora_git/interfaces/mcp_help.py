@@ -30,12 +30,16 @@ SEARCH = (
     "Search the recorded experiences of this repository. Use it first, before starting a "
     "task: query with the task's words (error messages, library and tool names, symptoms) "
     "and pass projectContext (e.g. 'python cli') to keep only records for this kind of "
-    "project. Returns the ranked results with a score explained field by field "
-    "(scoreBreakdown), the query tokens each result matched, its confidence, status and "
-    "feedback counts. " + MATCH_LEVELS + " Before acting on a result, call show on it and "
-    "check its applicability, warnings, verification, confidence and feedback against "
-    "the current code. Only the first 256 distinct words of a query are searched "
-    "(truncatedTokens says how many were left out): query with the key words, not a whole log."
+    "project. Returns the ranked results, each with a summary (its first problem and the "
+    "start of its solution) to judge it by, a score explained field by field "
+    "(scoreBreakdown), the query tokens it matched, its confidence, status and feedback "
+    "counts; retiredMatches says how many retired or superseded records also match "
+    "(includeRetired shows them). "
+    + MATCH_LEVELS
+    + " Before acting on a result, call show on it and check its applicability, warnings, "
+    "verification, confidence and feedback against the current code. Only the first 256 "
+    "distinct words of a query are searched (truncatedTokens says how many were left out): "
+    "query with the key words, not a whole log."
 )
 
 SHOW = (
