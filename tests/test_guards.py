@@ -300,3 +300,59 @@ def test_json_input_and_show(store: Store, cli: Cli) -> None:
     assert "pay/ (blocks the commit): m" in text
     bad = cli("record", "--json", "-", input=json.dumps({**given, "guards": [{"paths": []}]}))
     assert bad.returncode == 2 and "needs a 'pattern'" in bad.stdout
+
+
+def test_review_between_two_branches(store: Store, cli: Cli) -> None:
+    root = store.root
+    warn_id = lesson(cli, "--guard", "moment")
+    block_id = lesson(cli, "--guard", r"console\.log", "--block", title="No console.log")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "lessons")
+    git(root, "checkout", "-q", "-b", "feature")
+    write(root, "src/a.js", "x\n" + MOMENT + "console.log('%0A::error::x, y')\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "feature", "--no-verify")
+    done = cli("review", "main", "feature", "--format", "json")
+    assert done.returncode == 1  # a block guard fired
+    findings = json.loads(done.stdout)["guardFindings"]
+    assert [(f["path"], f["line"], f["record"], f["severity"]) for f in findings] == [
+        ("src/a.js", 2, warn_id, "warn"),
+        ("src/a.js", 3, block_id, "block"),
+    ]
+    markdown = cli("review", "main", "feature").stdout
+    assert "### Code that repeats a lesson" in markdown
+    assert f"- `src/a.js:2` repeats `{warn_id}`, warn: bundle bloat, use date\\-fns" in markdown
+    text = cli("review", "main", "feature", "--format", "text").stdout
+    assert f"src/a.js:3: repeats lesson {block_id}: bundle bloat, use date-fns" in text
+    annotations = cli("review", "main", "feature", "--format", "github").stdout.splitlines()
+    assert annotations[0].startswith("::warning file=src/a.js,line=2,title=repeats lesson ")
+    assert annotations[1].startswith("::error file=src/a.js,line=3,")
+    assert len(annotations) == 2
+    # warn only: review passes
+    git(root, "checkout", "-q", "main")
+    git(root, "checkout", "-q", "-b", "warn-only")
+    write(root, "b.js", MOMENT)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "warn only", "--no-verify")
+    assert cli("review", "main", "warn-only", "--format", "json").returncode == 0
+
+
+def test_the_action_annotates_guard_findings_and_fails_on_block(
+    store: Store, cli: Cli, tmp_path: Path
+) -> None:
+    from tests.test_action import _run_step
+
+    root = store.root
+    block_id = lesson(cli, "--guard", "moment", "--block")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "lesson")
+    git(root, "checkout", "-q", "-b", "feature")
+    write(root, "web/x,y.js", MOMENT)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "feature", "--no-verify")
+    done = _run_step(root, tmp_path, "main")
+    assert done.returncode == 1
+    assert done.stdout.startswith(
+        f"::error file=web/x%2Cy.js,line=1,title=repeats lesson {block_id}::bundle bloat"
+    )
+    assert "Code that repeats a lesson" in (tmp_path / "reliora-review.md").read_text()

@@ -23,6 +23,7 @@ from typing import Any
 
 from reliora_git.interfaces.output import clean, one_line, related_line, shown_warnings
 from reliora_git.operations.changes import KIND_ORDER, RecordChange, Review, Side
+from reliora_git.operations.guards import GuardFinding
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent
 from reliora_git.records.text import escape_invisible
@@ -34,7 +35,8 @@ MAX_MARKDOWN_BYTES = 60_000
 COMMENT_MARKER = "<!-- reliora-review -->"
 MAX_TEXT = 300
 MAX_ITEMS = 5
-FORMATS = ("markdown", "json", "text")
+MAX_GUARD_FINDINGS = 50
+FORMATS = ("markdown", "json", "text", "github")
 
 _MARKDOWN_PUNCTUATION = set("\\`*_{}[]()#+-.!|~")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@&#8203;"}
@@ -162,6 +164,8 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: b
     if invalid:
         head.append(f"\n**{invalid} record(s) are invalid**: run `reliora check` on them.")
     sections = [_md_change(change, show_all) for change in review.changes]
+    if review.guard_findings:
+        sections.insert(0, _md_guard_findings(review))
     if review.about_code:
         sections.append(_md_about_code(review))
     if review.other_feedback:
@@ -187,6 +191,62 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: b
         body += piece
         size += piece_size
     return body + "\n"
+
+
+def _md_guard_findings(review: Review) -> str:
+    """Lines head adds that repeat a lesson: ids and paths in code spans, messages escaped."""
+    blocking = sum(f.severity == "block" for f in review.guard_findings)
+    lines = ["### Code that repeats a lesson", ""]
+    if blocking:
+        lines += [f"**{blocking} finding(s) block this change** (`severity: block`).", ""]
+    for finding in review.guard_findings[:MAX_GUARD_FINDINGS]:
+        where = _code(f"{finding.path}:{finding.line}")
+        stale = " (stale lesson)" if finding.stale else ""
+        lines.append(
+            f"- {where} repeats {_code(finding.record_id)}{stale}, {finding.severity}: "
+            f"{md(finding.message)}"
+        )
+    left = len(review.guard_findings) - MAX_GUARD_FINDINGS
+    if left > 0:
+        lines.append(f"- _…and {left} more: run `reliora review` locally_")
+    return "\n".join(lines)
+
+
+def _code(text: str) -> str:
+    """``text`` in a code span long enough for the backticks it holds (one line)."""
+    text = one_line(text)
+    fence = "`" * (longest_backticks(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _guard_summary(finding: GuardFinding) -> str:
+    return finding.summary() + (f" [{finding.severity}]" if finding.severity == "block" else "")
+
+
+def to_github_annotations(review: Review) -> str:
+    """A workflow command per guard finding (``::warning file=…,line=…::…``, ``::error``).
+
+    Values are escaped as GitHub's toolkit does (``%``, CR, LF; and ``:`` ``,`` in
+    properties), so a record's message can never start a workflow command of its own.
+    """
+    review = shown_review(review)
+    lines = []
+    for finding in review.guard_findings:
+        level = "error" if finding.severity == "block" else "warning"
+        title = f"repeats lesson {finding.record_id}"
+        props = f"file={_property(finding.path)},line={finding.line},title={_property(title)}"
+        message = f"{finding.message} (reliora show {finding.record_id})"
+        lines.append(f"::{level} {props}::{_data(message)}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def _md_change(change: RecordChange, show_all: bool) -> str:
@@ -332,6 +392,7 @@ def to_json(review: Review) -> dict[str, Any]:
             event_to_json(event) for events in review.other_feedback.values() for event in events
         ],
         "feedbackErrors": [_error_json(error) for error in review.feedback_errors],
+        "guardFindings": [finding.to_json() for finding in review.guard_findings],
         "aboutChangedCode": [
             {
                 "id": data["id"],
@@ -360,6 +421,10 @@ def to_text(review: Review, show_all: bool = False) -> str:
         f"{plain(review.head.ref)} ({review.head.commit[:12]}): {_summary(review)}"
     ]
     lines.extend(f"error: {plain(str(error))}" for error in review.folder_errors)
+    if review.guard_findings:
+        lines.append("")
+        lines.append("code that repeats a lesson (guards):")
+        lines.extend(f"  {plain(_guard_summary(f), 600)}" for f in review.guard_findings)
     for change in review.changes:
         lines.append("")
         where = (

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from reliora_git.gitrepo import git
 from reliora_git.operations.api import StoreView, check_entries, index_owners
+from reliora_git.operations.guards import GuardFinding, commit_report, guards_of_index
 from reliora_git.operations.staged import add_secret_problems
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent, Problem, Record
@@ -101,6 +102,13 @@ class Review:
     about_code: list[tuple[dict[str, object], list[str]]] = field(default_factory=list)
     #: The store's ``secrets_entropy``: how interfaces/review.py withholds secrets when shown.
     entropy: bool = False
+    #: Lines head adds that repeat a lesson: the guards of head's active records (SPEC.md §15).
+    guard_findings: list[GuardFinding] = field(default_factory=list)
+
+    @property
+    def guard_blocks(self) -> bool:
+        """A ``block`` guard fired: ``review`` exits 1 so that CI fails the change."""
+        return any(f.severity == "block" for f in self.guard_findings)
 
     @property
     def ok(self) -> bool:
@@ -172,6 +180,7 @@ def build_review(
         about_code = _about_code(
             store, trees.index, base_side.commit, head_side.commit, include_retired
         )
+        guards = guards_of_index(trees.index)
     events = sorted(
         (
             event
@@ -201,6 +210,7 @@ def build_review(
         folder_errors,
         about_code,
         entropy,
+        commit_report(store, guards, base_side.commit, head_side.commit).findings,
     )
 
 

@@ -32,7 +32,12 @@ def review(
     ] = None,
     output_format: Annotated[
         str,
-        typer.Option("--format", "-f", help="markdown (a pull-request comment), json or text."),
+        typer.Option(
+            "--format",
+            "-f",
+            help="markdown (a pull-request comment), json, text, or github (a workflow "
+            "annotation per guard finding).",
+        ),
     ] = "markdown",
     repo: RepoOption = None,
     show_all: AllFlag = False,
@@ -60,7 +65,13 @@ def review(
       reliora review origin/main..HEAD --format json
     """
     from reliora_git.interfaces.output import emit, print_json
-    from reliora_git.interfaces.review import FORMATS, to_json, to_markdown, to_text
+    from reliora_git.interfaces.review import (
+        FORMATS,
+        to_github_annotations,
+        to_json,
+        to_markdown,
+        to_text,
+    )
     from reliora_git.operations.changes import build_review
     from reliora_git.operations.staged import find_git_store
     from reliora_git.records.errors import RelioraError
@@ -77,10 +88,12 @@ def review(
         else:
             if output_format == "markdown":
                 text = to_markdown(result, show_all=show_all)
+            elif output_format == "github":
+                text = to_github_annotations(result)
             else:
                 text = to_text(result, show_all)
             emit(text.removesuffix("\n"))
-    if result.folder_errors or result.has_secrets:
+    if result.folder_errors or result.has_secrets or result.guard_blocks:
         # A store folder kept as a link (every record would vanish), or a secret about
         # to be merged: fail the CI job that runs the review.
         raise typer.Exit(1)
