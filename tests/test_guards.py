@@ -356,3 +356,16 @@ def test_the_action_annotates_guard_findings_and_fails_on_block(
         f"::error file=web/x%2Cy.js,line=1,title=repeats lesson {block_id}::bundle bloat"
     )
     assert "Code that repeats a lesson" in (tmp_path / "reliora-review.md").read_text()
+
+
+def test_check_warns_when_heads_code_already_repeats_a_lesson(hooked: Path, cli: Cli) -> None:
+    record_id = with_lesson(hooked, cli, "--block")
+    assert cli("check").returncode == 0
+    write(hooked, "lib/old.js", "a\n" + MOMENT)
+    git(hooked, "add", "lib/old.js")
+    assert commit(hooked, "--no-verify", "-m", "sneaked in").returncode == 0
+    done = cli("check", "--json")
+    assert done.returncode == 0, done.stdout  # a warning, not an error
+    files = {f["id"]: f for f in json.loads(done.stdout)["files"]}
+    messages = [p["message"] for p in files[record_id]["problems"]]
+    assert any("a guard matches HEAD's code already (lib/old.js:2)" in m for m in messages)

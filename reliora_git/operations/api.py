@@ -726,6 +726,10 @@ def check(
     report = judge(view, judged_of_index(index), named, modified)
     _report_secrets(index, report, config.secrets_entropy)
     _report_supersedes(index, report)
+    if any(doc is not None and doc.guards for doc in index.inverted.docs):
+        from reliora_git.operations.guards import add_head_warnings
+
+        add_head_warnings(store, index, report)  # SPEC.md §15: the code repeats a lesson
     linked = [
         FileReport(error.path or "", None, [Problem("error", error.message)])
         for error in index.folder_errors

@@ -413,9 +413,7 @@ def refuse_existing(store: Store, record: Record, before: Sequence[Guard] = ()) 
         return
     mask_secrets(report.findings)
     numbers = sorted({g.guard.number for g in guards})
-    shown = "; ".join(
-        f"{escape_invisible(f.path)}:{f.line}: {f.text}" for f in report.findings
-    )
+    shown = "; ".join(f"{escape_invisible(f.path)}:{f.line}: {f.text}" for f in report.findings)
     more = " (and maybe more)" if len(report.findings) >= SHOWN_EXISTING else ""
     which = "guard {} already matches" if len(numbers) == 1 else "guards {} already match"
     raise RelioraError(
@@ -488,3 +486,33 @@ def run_guard_test(repo: Any, ids: Sequence[str], rev: str | None) -> GuardTest:
     mark_stale(store, report.findings, guards)
     mask_secrets(report.findings)
     return GuardTest(report, commit, len({g.record_id for g in guards}))
+
+
+def add_head_warnings(store: Store, index: StoreIndex, report: Any) -> None:
+    """``check``: a warning on each active record whose guard matches HEAD's code already.
+
+    The code then already repeats the lesson (it came in with --no-verify, before the
+    guard, or from elsewhere): the guard will fire whenever those lines are touched.
+    """
+    from reliora_git.records.model import Problem
+
+    guards = guards_of_index(index)
+    if not guards:
+        return
+    found = head_report(store, guards).findings
+    by_record: dict[str, list[GuardFinding]] = {}
+    for finding in found:
+        by_record.setdefault(finding.record_id, []).append(finding)
+    locators = {g.record_id: g.locator for g in guards}
+    problems: dict[str, list[Problem]] = {}
+    for record_id, findings in by_record.items():
+        first = findings[0]
+        more = f" and {len(findings) - 1} more line(s)" if len(findings) > 1 else ""
+        message = (
+            f"a guard matches HEAD's code already ({escape_invisible(first.path)}:{first.line}"
+            f"{more}): the code repeats the lesson; `reliora guard test {record_id}` lists them"
+        )
+        problems[locators[record_id]] = [Problem("warning", message)]
+    report.add_problems(
+        problems, [f.locator for f in report.files], {v: k for k, v in locators.items()}
+    )
