@@ -604,3 +604,45 @@ def test_the_floor_lets_a_real_task_through(larger_store: Store) -> None:
         "Since this morning the orders consumer is hours behind and the lag keeps growing.",
     )
     assert result.lessons[0].id == "kafka-lesson-000002"
+
+
+def test_the_mcp_tool_brief_answers_with_the_brief_document(
+    store: Store, repo: Path, lessons: None
+) -> None:
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+    from tests.test_mcp import document, reliora_mcp, run
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            tool = tools["brief"]
+            assert set(tool.input_schema["properties"]) == {"task", "query", "files"}
+            # It asks the agent for both the task as written and its own keywords.
+            description = tool.description or ""
+            assert "task" in description and "keywords" in description
+
+            found = document(
+                await session.call_tool(
+                    "brief",
+                    {
+                        "task": "The suite keeps timing out on the shared CI runners.",
+                        "query": "pytest timeout",
+                        "files": ["src/payments/api.py"],
+                    },
+                )
+            )
+            assert list(found) == ["task", "files", "budget", "used", "lessons", "omitted"]
+            assert [lesson["id"] for lesson in found["lessons"]] == [
+                "payments-retry-a1b2c3",
+                "pytest-timeout-d4e5f6",
+            ]
+            assert found["lessons"][1]["text"].startswith("## Flaky pytest timeouts")
+
+            empty = document(await session.call_tool("brief", {"task": "yes, go ahead"}))
+            assert empty["lessons"] == [] and empty["omitted"] == []
+
+            nothing = await session.call_tool("brief", {})
+            assert nothing.is_error
+            assert nothing.structured_content["error"]["code"] == "usage"
+
+    run(scenario)

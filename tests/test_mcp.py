@@ -105,6 +105,7 @@ def test_an_agent_lists_records_searches_and_gives_feedback(store: Store, repo: 
         async with reliora_mcp(repo) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             assert set(tools) == {
+                "brief",
                 "search",
                 "show",
                 "about",

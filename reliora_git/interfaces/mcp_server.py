@@ -445,6 +445,32 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
             lambda: answer(indexed(lambda s, index: check_tool(s, paths, index)))
         )
 
+    @server.tool(name="brief", description=mcp_help.BRIEF, annotations=READS)
+    async def brief(
+        task: Annotated[
+            str,
+            Field(description="The task as you were given it (the prompt, the issue body)."),
+        ] = "",
+        query: Annotated[
+            str,
+            Field(
+                description="Your own keywords for the task, as you would search: tools, "
+                "libraries, error names, symptoms.",
+                examples=["pytest timeout shared ci runners"],
+            ),
+        ] = "",
+        files: Annotated[
+            list[str] | None,
+            Field(
+                description="Files you are about to edit, relative to the repository root.",
+                examples=[["src/billing/retry.py"]],
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        return await running.run(
+            lambda: answer(indexed(lambda s, index: brief_tool(s, task, query, files, index)))
+        )
+
     return server
 
 
@@ -521,6 +547,18 @@ def check_tool(store: Store, paths: list[str] | None, index: StoreIndex | None =
     # relative to the repository root, where the agent sees them in locators.
     absolute = [str(store.root / p) for p in paths] if paths else None
     return Reply(api.check(store, absolute, index).to_json())
+
+
+def brief_tool(
+    store: Store,
+    task: str,
+    query: str,
+    files: list[str] | None,
+    index: StoreIndex | None = None,
+) -> Reply:
+    from reliora_git.operations.brief import brief
+
+    return Reply(brief(store, task, query=query, files=files or [], index=index).to_json())
 
 
 # --- results ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ SDK_MODULES = ("mcp", "mcp_types", "pydantic", "anyio")
 def mcp(repo: RepoOption = None) -> None:
     """Run an MCP server on stdin/stdout for coding agents.
 
-    Its tools: search, show, about, record, update, feedback, check (the same
+    Its tools: brief, search, show, about, record, update, feedback, check (the same
     JSON documents as --json; arguments by their JSON names). Start it from an
     MCP client (Claude Code, Cursor, VS Code…), not by hand: it speaks JSON-RPC
     on stdout. The store is looked up on every call (--repo, RELIORA_REPO, or
