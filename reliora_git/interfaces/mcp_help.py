@@ -18,8 +18,9 @@ MATCH_LEVELS = (
 
 INSTRUCTIONS = (
     "Reliora keeps this repository's engineering experiences (lessons from past work) as "
-    "Markdown records in .reliora/. Before a task: call search with the task's own words "
-    "and a projectContext, then show the promising results and judge them against the "
+    "Markdown records in .reliora/. Before a task: call brief with the task as given and "
+    "your own keywords for it, or search with the task's own words and a projectContext; "
+    "then show the promising results and judge them against the "
     "current code (a result's freshness says 'stale' when git shows that code changed "
     "since). Before editing a file, call about with its path. After the work: call record "
     "with what you learned, failed attempts included (or update a record that was wrong), "
