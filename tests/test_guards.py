@@ -369,3 +369,35 @@ def test_check_warns_when_heads_code_already_repeats_a_lesson(hooked: Path, cli:
     files = {f["id"]: f for f in json.loads(done.stdout)["files"]}
     messages = [p["message"] for p in files[record_id]["problems"]]
     assert any("a guard matches HEAD's code already (lib/old.js:2)" in m for m in messages)
+
+
+def test_mcp_record_and_update_take_guards(store: Store, repo: Path) -> None:
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+    from tests.test_mcp import document, reliora_mcp, run
+
+    write(repo, "src/db.py", "cursor.execute(f'SELECT {x}')\n")
+    lesson_fields = {
+        "title": "Never format SQL strings",
+        "task": "queries",
+        "solution": "use parameters",
+        "guards": [{"pattern": r"execute\(f['\"]", "severity": "block"}],
+    }
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert "guards" in tools["record"].input_schema["properties"]
+            refused = await session.call_tool("record", lesson_fields)
+            assert refused.is_error
+            assert "src/db.py:1:" in refused.content[0].text  # type: ignore[union-attr]
+            saved = document(
+                await session.call_tool("record", {**lesson_fields, "allowExisting": True})
+            )
+            updated = await session.call_tool(
+                "update", {"id": saved["id"], "addGuards": [{"pattern": "SELECT \\*"}]}
+            )
+            assert not updated.is_error
+            shown = document(await session.call_tool("show", {"id": saved["id"]}))
+            assert [g["pattern"] for g in shown["guards"]] == [r"execute\(f['\"]", "SELECT \\*"]
+
+    run(scenario)

@@ -337,6 +337,12 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
         paths: Annotated[
             list[str] | None, Field(description="Repository paths the lesson is about.")
         ] = None,
+        guards: Annotated[
+            list[dict[str, Any]] | None, Field(description=GUARDS_HELP, examples=[GUARD_EXAMPLE])
+        ] = None,
+        allowExisting: Annotated[
+            bool, Field(description="Save a guard although it already matches the code.")
+        ] = False,
     ) -> CallToolResult:
         fields = {
             "title": title,
@@ -353,9 +359,10 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
             "confidence": confidence,
             "supersedes": supersedes,
             "paths": paths,
+            "guards": guards,
         }
         return await running.run(
-            lambda: answer(indexed(lambda s, index: record_tool(s, fields, index)))
+            lambda: answer(indexed(lambda s, index: record_tool(s, fields, index, allowExisting)))
         )
 
     @server.tool(name="about", description=mcp_help.ABOUT, annotations=READS)
@@ -393,6 +400,15 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
             list[str] | None, Field(description="Failed attempts to add.")
         ] = None,
         addWarnings: Annotated[list[str] | None, Field(description="Warnings to add.")] = None,
+        addGuards: Annotated[
+            list[dict[str, Any]] | None, Field(description="Guards to add. " + GUARDS_HELP)
+        ] = None,
+        guards: Annotated[
+            list[dict[str, Any]] | None, Field(description="The guards (replace all; [] drops)")
+        ] = None,
+        allowExisting: Annotated[
+            bool, Field(description="Save a new guard although it already matches the code.")
+        ] = False,
     ) -> CallToolResult:
         fields = {
             "title": title,
@@ -408,9 +424,13 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
             "addProblems": addProblems,
             "addFailedAttempts": addFailedAttempts,
             "addWarnings": addWarnings,
+            "addGuards": addGuards,
+            "guards": guards,
         }
         return await running.run(
-            lambda: answer(indexed(lambda s, index: update_tool(s, id, fields, index)))
+            lambda: answer(
+                indexed(lambda s, index: update_tool(s, id, fields, index, allowExisting))
+            )
         )
 
     @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
@@ -503,12 +523,27 @@ def search_tool(
     return Reply(document, notes)
 
 
+#: The guards argument of ``record`` and ``update`` (SPEC.md §15).
+GUARDS_HELP = (
+    "Guards: objects {pattern, paths, message, severity}. pattern is an RE2 regular "
+    "expression the pre-commit hook and review look for in added lines of code; paths are "
+    "globs (default: the record's paths); severity 'warn' (default) or 'block'."
+)
+GUARD_EXAMPLE = {"pattern": "from ['\"]moment['\"]", "paths": ["src/**/*.ts"], "severity": "warn"}
+
+
 def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:
     return Reply(api.show(store, id_or_prefix, index).document())
 
 
-def record_tool(store: Store, fields: dict[str, Any], index: StoreIndex | None = None) -> Reply:
-    saved = api.record(store, record_from_json(fields), index=index)
+def record_tool(
+    store: Store,
+    fields: dict[str, Any],
+    index: StoreIndex | None = None,
+    allow_existing: bool = False,
+) -> Reply:
+    given = {name: value for name, value in fields.items() if value is not None}
+    saved = api.record(store, record_from_json(given), index=index, allow_existing=allow_existing)
     return Reply(
         {
             "id": saved.record.id,
@@ -525,11 +560,16 @@ def about_tool(
 
 
 def update_tool(
-    store: Store, id_or_prefix: str, fields: dict[str, Any], index: StoreIndex | None = None
+    store: Store,
+    id_or_prefix: str,
+    fields: dict[str, Any],
+    index: StoreIndex | None = None,
+    allow_existing: bool = False,
 ) -> Reply:
     from reliora_git.operations.lifecycle import changes_from_json, update
 
-    saved = update(store, id_or_prefix, changes_from_json(fields), index=index)
+    changes = changes_from_json(fields)
+    saved = update(store, id_or_prefix, changes, index=index, allow_existing=allow_existing)
     return Reply({"id": saved.id, "locator": saved.locator, "updated": saved.updated})
 
 
