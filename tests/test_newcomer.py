@@ -243,7 +243,7 @@ def test_the_docs_and_mcp_help_name_every_mcp_tool(repo: Path, cli: Cli) -> None
 
     table = section("agents.md", "### The tools")
     listed = set(re.findall(r"^\| `([a-z]+)` \|", table, re.MULTILINE))
-    assert set(tools) <= listed, "docs/agents.md, The tools: one row per tool"
+    assert set(tools) == listed, "docs/agents.md, The tools: one row per tool"
     sentence = section("agents.md", "## On request: the MCP server")
     assert [t for t in tools if f"`{t}`" not in sentence] == [], "docs/agents.md, On request"
     commands = section("commands.md", "## reliora mcp")
