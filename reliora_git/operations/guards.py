@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from reliora_git.gitrepo import git
 from reliora_git.records.errors import RelioraError
-from reliora_git.records.guards import ActiveGuard, matching_lines, path_applies
+from reliora_git.records.guards import ActiveGuard, lines_matching, path_applies
 from reliora_git.records.text import escape_invisible
 from reliora_git.storage.store import STORE_DIR, Store
 
@@ -175,37 +175,52 @@ def findings_in_lines(guards: Sequence[GuardOf], change: ChangeLines) -> list[Gu
 
 
 def _findings_in_added(guards: Sequence[GuardOf], added: AddedLines) -> Iterator[GuardFinding]:
-    seen: set[tuple[int, str]] = set()
-    hits: list[tuple[int, int, GuardOf, bytes]] = []
-    for order, g in enumerate(guards):
-        if not path_applies(g.guard, added.path):
-            continue
-        for offset in matching_lines(g.guard.pattern, added.text):
-            number, text = added.line_at(offset)
-            if (number, g.record_id) not in seen:
-                seen.add((number, g.record_id))
-                hits.append((number, order, g, text))
-    for number, _, g, text in sorted(hits, key=lambda hit: (hit[0], hit[1])):
+    for start, g in _hits(guards, added.path, added.text):
+        number, text = added.line_at(start)
         yield _finding(added.path, number, g, text)
+
+
+def _hits(guards: Sequence[GuardOf], path: str, text: bytes) -> Iterator[tuple[int, GuardOf]]:
+    """(line start, guard) for each line of ``text`` and record whose guard matches it, in
+    line order, then the guards' order: one finding per line and record."""
+    applicable = _applicable(guards, path)
+    if not applicable:
+        return
+    patterns = list(dict.fromkeys(g.guard.pattern for g in applicable))
+    position = {pattern: i for i, pattern in enumerate(patterns)}
+    for start, hits in lines_matching(patterns, text):
+        matched = set(hits)
+        seen: set[str] = set()
+        for g in applicable:
+            if position[g.guard.pattern] in matched and g.record_id not in seen:
+                seen.add(g.record_id)
+                yield start, g
+
+
+def _applicable(guards: Sequence[GuardOf], path: str) -> list[GuardOf]:
+    """The guards that look at ``path``: each distinct set of paths is judged once."""
+    judged: dict[tuple[str, tuple[str, ...]], bool] = {}
+    found = []
+    for g in guards:
+        key = (g.guard.scope, g.guard.paths)
+        applies = judged.get(key)
+        if applies is None:
+            applies = judged[key] = path_applies(g.guard, path)
+        if applies:
+            found.append(g)
+    return found
 
 
 def findings_in_text(guards: Sequence[GuardOf], path: str, data: bytes) -> list[GuardFinding]:
     """What fires on every line of one file."""
-    hits: dict[tuple[int, str], tuple[int, GuardOf, bytes]] = {}
-    for order, g in enumerate(guards):
-        if not path_applies(g.guard, path):
-            continue
-        line, counted = 1, 0
-        for start in matching_lines(g.guard.pattern, data):
-            line += data.count(b"\n", counted, start)
-            counted = start
-            end = data.find(b"\n", start)
-            text = data[start : end if end >= 0 else len(data)]
-            hits.setdefault((line, g.record_id), (order, g, text))
-    return [
-        _finding(path, line, g, text)
-        for (line, _), (_, g, text) in sorted(hits.items(), key=lambda kv: (kv[0][0], kv[1][0]))
-    ]
+    found = []
+    line, counted = 1, 0
+    for start, g in _hits(guards, path, data):
+        line += data.count(b"\n", counted, start)
+        counted = start
+        end = data.find(b"\n", start)
+        found.append(_finding(path, line, g, data[start : end if end >= 0 else len(data)]))
+    return found
 
 
 def _finding(path: str, line: int, g: GuardOf, text: bytes) -> GuardFinding:

@@ -301,15 +301,98 @@ def matching_lines(pattern: str, text: bytes) -> Iterator[int]:
 
     ``text`` is lines joined by ``\\n``. One RE2 search per matching line plus one: linear.
     """
-    regex = compiled(pattern)
+    return _line_starts(compiled(pattern), text)
+
+
+def _line_starts(regex: Any, text: bytes) -> Iterator[int]:
     pos, end = 0, len(text)
     while pos <= end:
         match = regex.search(text, pos)
         if match is None:
             return
-        start = text.rfind(b"\n", 0, match.start()) + 1
-        yield start
-        nl = text.find(b"\n", match.end() if match.end() > match.start() else match.start())
+        yield text.rfind(b"\n", 0, match.start()) + 1
+        nl = text.find(b"\n", max(match.start(), match.end() - 1))
         if nl < 0:
             return
         pos = nl + 1
+
+
+#: Above this many lines that some pattern matches, each pattern searches the text itself.
+MAX_CANDIDATE_LINES = 64
+
+
+def lines_matching(patterns: Sequence[str], text: bytes) -> Iterator[tuple[int, list[int]]]:
+    """Each line of ``text`` that some pattern matches: (its start offset, which patterns).
+
+    The patterns are first searched together, as one RE2 alternation (one pass over the
+    text, still linear): most added lines match no guard, and only the few that some
+    guard matches are then searched by each pattern alone. When many lines match, or
+    the alternation is over RE2's budget, each pattern searches the whole text instead.
+    """
+    if len(patterns) > 1:
+        together = _alternation(tuple(patterns))
+        if together is not None:
+            starts: list[int] = []
+            for start in _line_starts(together, text):
+                starts.append(start)
+                if len(starts) > MAX_CANDIDATE_LINES:
+                    break
+            if len(starts) <= MAX_CANDIDATE_LINES:
+                yield from _which(patterns, text, starts)
+                return
+    by_start: dict[int, list[int]] = {}
+    for i, pattern in enumerate(patterns):
+        for start in matching_lines(pattern, text):
+            by_start.setdefault(start, []).append(i)
+    for start in sorted(by_start):
+        yield start, by_start[start]
+
+
+def _which(
+    patterns: Sequence[str], text: bytes, starts: list[int]
+) -> Iterator[tuple[int, list[int]]]:
+    """Which patterns match each of the lines starting at ``starts`` (each one matches some).
+
+    An RE2 set tells in one call per line. A set gives up (no result at all) when its
+    automaton outgrows RE2's budget; as each of these lines matches some pattern, an
+    empty answer can only mean that, and the patterns are then searched one by one.
+    """
+    group = _set_of(tuple(patterns))
+    regexes = None
+    for start in starts:
+        end = text.find(b"\n", start)
+        line = text[start : end if end >= 0 else len(text)]
+        hits = sorted(group.Match(line) or ()) if group is not None else []
+        if not hits:
+            regexes = regexes or [compiled(pattern) for pattern in patterns]
+            hits = [i for i, regex in enumerate(regexes) if regex.search(line) is not None]
+        if hits:
+            yield start, hits
+
+
+@functools.lru_cache(maxsize=64)
+def _set_of(patterns: tuple[str, ...]) -> Any:
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.never_nl = True
+    options.max_mem = RE2_MAX_MEM
+    try:
+        group = re2.Set.SearchSet(options)
+        for pattern in patterns:
+            group.Add("(?m)" + pattern)
+        group.Compile()
+    except re2.error:
+        return None
+    return group
+
+
+@functools.lru_cache(maxsize=64)
+def _alternation(patterns: tuple[str, ...]) -> Any:
+    """The patterns as one RE2 alternation (each in its own group, so its flags stay its
+    own), or None when RE2 refuses it (over its memory budget)."""
+    try:
+        return compiled("|".join(f"(?:{pattern})" for pattern in patterns))
+    except ValueError:
+        return None
