@@ -486,3 +486,20 @@ def test_one_repository_under_two_names_is_said_in_one_run_and_across_runs(
             f"{repo} is already synced as 'ledger'; two names index its records twice",
         ]
     }
+
+
+def test_org_search_says_how_many_retired_records_also_match(
+    varied: Path, cli: Cli, org_db: str
+) -> None:
+    """As local search (issue item 3): the retired and superseded matches are counted."""
+    assert org_json(cli, org_db, "sync", str(varied))["errors"] == []
+    remote = org_json(cli, org_db, "search", "pytest timeouts")
+    assert remote["retiredMatches"] == 2  # old-timeouts (retired), pytest-timeouts-old
+    assert all(result["summary"] for result in remote["results"])
+    assert "retiredMatches" not in org_json(
+        cli, org_db, "search", "pytest timeouts", "--include-retired"
+    )
+    text = org(cli, org_db, "search", "pytest timeouts").stdout
+    assert "2 retired or superseded records also match: --include-retired" in text
+    only_old = org_json(cli, org_db, "search", "disable")  # only the retired record says it
+    assert only_old["total"] == 0 and only_old["retiredMatches"] == 1
