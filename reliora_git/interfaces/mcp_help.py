@@ -77,7 +77,9 @@ ABOUT = (
     "Before editing files, list the experiences about them: records whose paths name "
     "those files or folders (repository-relative; a folder ends with '/'), newest first, "
     "each with its freshness from git history ('stale' when the code changed since the "
-    "record was written or a path is gone: check the current code before relying on it)."
+    "record was written or a path is gone: check the current code before relying on it). "
+    "Retired and superseded records are left out unless includeRetired (then 'status' "
+    "and 'supersededBy' say so)."
 )
 
 BRIEF = (

@@ -556,7 +556,9 @@ def record_tool(
 def about_tool(
     store: Store, paths: list[str], index: StoreIndex | None = None, include_retired: bool = False
 ) -> Reply:
-    return Reply(api.about(store, paths, index, include_retired=include_retired).to_json())
+    from reliora_git.operations.about import about
+
+    return Reply(about(store, paths, index, include_retired=include_retired).to_json())
 
 
 def update_tool(

@@ -289,7 +289,7 @@ def _md_change(change: RecordChange, show_all: bool) -> str:
 
 def _about_mark(data: dict[str, object]) -> str | None:
     """``retired`` or ``superseded by X`` (review --include-retired lists those too)."""
-    from reliora_git.operations.api import lifecycle_mark
+    from reliora_git.operations.about import lifecycle_mark
 
     return lifecycle_mark(dict(data))
 

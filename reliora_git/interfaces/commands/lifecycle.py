@@ -245,10 +245,10 @@ def stale(
       reliora stale --json
       reliora stale --exit-code     # in CI: fail while a lesson is stale
     """
-    from reliora_git.operations import api
+    from reliora_git.operations.about import stale_records
 
     with reporting(json_output):
-        checked, found = api.stale_records(find_store(repo), include_retired=include_retired)
+        checked, found = stale_records(find_store(repo), include_retired=include_retired)
         if json_output:
             print_json(
                 {
@@ -275,7 +275,7 @@ def stale(
 
 def _print_stale(found: list[tuple[dict[str, Any], Freshness]], checked: int) -> None:
     from reliora_git.interfaces.output import one_line
-    from reliora_git.operations.api import lifecycle_mark
+    from reliora_git.operations.about import lifecycle_mark
 
     printer = Printer()
     for data, fresh in found:
@@ -311,10 +311,11 @@ def about(
       reliora about src/billing/retry.py
     """
     from reliora_git.interfaces.output import one_line
-    from reliora_git.operations import api
+    from reliora_git.operations.about import about as run_about
+    from reliora_git.operations.about import lifecycle_mark
 
     with reporting(json_output):
-        found = api.about(find_store(repo), paths, include_retired=include_retired)
+        found = run_about(find_store(repo), paths, include_retired=include_retired)
         if json_output:
             print_json(found.to_json())
             return
@@ -322,7 +323,7 @@ def about(
         if not found.records:
             printer.line("No experiences are about " + ", ".join(found.paths) + ".")
         for data, fresh in found.records:
-            marks = [api.lifecycle_mark(data), "stale" if fresh.state == "stale" else None]
+            marks = [lifecycle_mark(data), "stale" if fresh.state == "stale" else None]
             mark = "".join(f"  [{one_line(m)}]" for m in marks if m)
             printer.line(f"{data['id']}  {one_line(data['title'])}{mark}")
             printer.line(f"    about: {', '.join(one_line(p) for p in data.get('paths') or [])}")
