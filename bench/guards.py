@@ -11,8 +11,9 @@ installed hook runs), in a store made as bench/run.py makes them (the corpus's
 records copied with new ids, committed and packed), with a code file staged:
 
 * **no guard in the store**, nothing staged in ``.reliora/``: this checkout against
-  ``--before`` (a commit before guards, extracted with ``git archive``), the runs
-  interleaved so that both see the same load;
+  ``--before`` (default: HEAD with the hook's guard step taken out; or a commit,
+  extracted with ``git archive``), the runs interleaved so that both see the same
+  load, each version with a cache folder of its own;
 * **100 guards** (one each in 100 records, committed) over a **2,000-line staged
   change** (20 files of 100 lines, some lines matching): the figure the issue
   bounds (≤ +100 ms over the row without guards);
@@ -50,9 +51,15 @@ def hook_argv() -> list[str]:
     return [sys.executable, "-m", "reliora_git", "check", "--staged"]
 
 
-def env_for(checkout: Path) -> dict[str, str]:
+def env_for(checkout: Path, cache: Path) -> dict[str, str]:
+    """The environment of one checkout's runs: its code, and a cache of its own.
+
+    Each version keeps its own store index (the cache is stamped with the code that
+    wrote it): sharing one, the runs of two versions would rebuild it for each other.
+    """
     env = child_env()
     env["PYTHONPATH"] = str(checkout)
+    env["RELIORA_CACHE_DIR"] = str(cache)
     return env
 
 
@@ -78,7 +85,8 @@ def rows_of(label: str, checkouts: dict[str, Path], root: Path, runs: int) -> li
     codes: dict[str, set[int]] = {name: set() for name in checkouts}
     for i in range(runs + 1):
         for name, checkout in checkouts.items():
-            wall, cpu, code = timed(hook_argv(), root, env_for(checkout))
+            cache = root.parent / f"cache-{name}"
+            wall, cpu, code = timed(hook_argv(), root, env_for(checkout, cache))
             codes[name].add(code)
             if i:
                 found[name]["wall"].append(wall)
@@ -106,6 +114,17 @@ def extract(rev: str, into: Path) -> Path:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
+
+
+def guards_off(checkout: Path) -> Path:
+    """``checkout`` with the hook's guard step taken out: everything else the same code."""
+    staged = checkout / "reliora_git" / "operations" / "staged.py"
+    text = staged.read_text(encoding="utf-8")
+    step = "guards = staged_guards(store, staged)"
+    if step not in text:
+        sys.exit("bench: cannot find the guard step in operations/staged.py")
+    staged.write_text(text.replace(step, "guards = GuardReport()"), encoding="utf-8")
+    return checkout
 
 
 def stage_code(root: Path, files: int, lines: int) -> None:
@@ -170,7 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--before", default=None, help="a commit before guards, to compare with")
+    parser.add_argument(
+        "--before",
+        default="guards-off",
+        help="what the first row compares with: a commit before guards, or 'guards-off' "
+        "(default: this checkout's HEAD with the hook's guard step taken out), or 'none'",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
     args = parser.parse_args(argv)
     sources = read_corpus(args.corpus)
@@ -183,10 +207,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"making a store of {args.size:,} records…", file=sys.stderr)
         ids = make_store(root, sources, args.size)
         checkouts = {"after": REPO_ROOT}
-        if args.before:
+        if args.before != "none":
             before = work / "before"
             before.mkdir()
-            checkouts = {"before": extract(args.before, before), "after": REPO_ROOT}
+            if args.before == "guards-off":
+                name = "before: guards off"
+                checkouts = {name: guards_off(extract("HEAD", before)), "after": REPO_ROOT}
+            else:
+                checkouts = {f"before: {args.before}": extract(args.before, before)}
+                checkouts["after"] = REPO_ROOT
         (root / "README.md").write_text("one line of code\n", encoding="utf-8")
         git(root, "add", "README.md")
         results += rows_of("hook, no guard in the store, 1 line staged", checkouts, root, args.runs)
