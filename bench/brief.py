@@ -216,7 +216,9 @@ def candidates(chosen: Settings, all_variants: bool) -> list[tuple[str, Settings
         for share in (0.2, 0.3, 1.0):
             found.append(
                 (
-                    f"brief, words in > {share:.0%} dropped",
+                    f"brief, words in > {share:.0%} dropped"
+                    if share < 1
+                    else "brief, no word dropped",
                     replace(chosen, max_df_share=share),
                     False,
                 )
