@@ -646,3 +646,14 @@ def test_the_mcp_tool_brief_answers_with_the_brief_document(
             assert nothing.structured_content["error"]["code"] == "usage"
 
     run(scenario)
+
+
+def test_changes_before_the_first_commit_are_the_staged_files(
+    store: Store, repo: Path, write_record: RecordMaker
+) -> None:
+    (repo / "new.py").write_text("x = 1\n", encoding="utf-8")
+    write_record("about-new-565656", "About new", body("p", "s"), paths=["new.py"])
+    git(repo, "add", "new.py")
+    result = brief(store, changes=True)
+    assert result.files == ["new.py"]
+    assert [lesson.id for lesson in result.lessons] == ["about-new-565656"]
