@@ -54,7 +54,7 @@ def guards_from_flags(
 
 guard_app = typer.Typer(
     name="guard",
-    help="Guards: lessons that check the code (SPEC.md §15).",
+    help="Guards: lessons that check the code (docs/record-format.md).",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
