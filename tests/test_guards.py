@@ -401,3 +401,53 @@ def test_mcp_record_and_update_take_guards(store: Store, repo: Path) -> None:
             assert [g["pattern"] for g in shown["guards"]] == [r"execute\(f['\"]", "SELECT \\*"]
 
     run(scenario)
+
+
+# Builds from this checkout (build/, *.egg-info): one such test at a time under xdist.
+@pytest.mark.xdist_group("checkout-build")
+def test_the_pre_commit_framework_runs_guards_when_only_code_is_staged(
+    hooked: Path, cli: Cli, tmp_path: Path
+) -> None:
+    import os
+    import shutil
+
+    repository = Path(__file__).resolve().parents[1]
+    pre_commit = Path(sys.executable).with_name("pre-commit")
+    if not (repository / ".pre-commit-hooks.yaml").is_file() or shutil.which("git") is None:
+        pytest.skip("not run from a checkout of this repository")
+    if not pre_commit.exists():
+        pytest.skip("the pre-commit package is not installed (pip install -e '.[test]')")
+    record_id = with_lesson(hooked, cli, "--block")
+    write(hooked, "src/dates.js", MOMENT)
+    git(hooked, "add", "src/dates.js")  # nothing under .reliora/ staged
+    done = subprocess.run(
+        [str(pre_commit), "try-repo", str(repository), "reliora-check"],
+        cwd=hooked,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")},
+        timeout=900,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Failed" in done.stdout
+    assert f"src/dates.js:1: repeats lesson {record_id}" in done.stdout
+
+
+def test_a_store_in_a_subfolder_guards_the_whole_repository(repo: Path, tmp_path: Path) -> None:
+    from reliora_git.storage.template import init_store
+
+    init_store(repo / "app")
+    cli = Cli(repo / "app")
+    assert cli("hooks", "install").returncode == 0
+    record_id = lesson(cli, "--guard", "moment", "--block")
+    git(repo, "add", ".")
+    assert commit(repo, "-m", "lesson").returncode == 0
+    write(repo, "lib/top.js", MOMENT)
+    write(repo, "app/src/in.js", "ok\n" + MOMENT)
+    git(repo, "add", ".")
+    for _ in range(2):  # HEAD's guards learned, then read back
+        found = json.loads(cli("check", "--staged", "--json").stdout)["guardFindings"]
+        assert [(f["path"], f["line"], f["record"]) for f in found] == [
+            ("app/src/in.js", 2, record_id),
+            ("lib/top.js", 1, record_id),
+        ]

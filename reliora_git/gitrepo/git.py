@@ -116,6 +116,15 @@ def show_prefix(cwd: Path) -> str:
     return run(["rev-parse", "--show-prefix"], cwd).decode("utf-8", "surrogateescape").strip()
 
 
+def prefix_and_object(cwd: Path, spec: str) -> tuple[str, str]:
+    """``cwd`` from the top of its work tree (as :func:`show_prefix`) and the object id
+    ``spec`` names ('' when it names none), from one ``git rev-parse``."""
+    out = run(["rev-parse", "--show-prefix", "-q", "--verify", spec], cwd, check=False)
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    prefix, found = [*lines, "", ""][:2]
+    return prefix.strip(), found.strip()
+
+
 class IndexEntry(NamedTuple):
     """One line of ``git ls-files -s`` or ``git ls-tree``: a path with its mode and blob.
 

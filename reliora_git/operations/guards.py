@@ -120,17 +120,15 @@ def guards_of_index(index: StoreIndex, ids: Iterable[str] | None = None) -> list
     return found
 
 
-def committed_guards(store: Store, prefix: str) -> list[GuardOf]:
+def committed_guards(store: Store, tree: str) -> list[GuardOf]:
     """The active guards of HEAD's store: what the hook runs when no record is staged.
 
-    Remembered by the tree id of HEAD's records (storage/guardlist.py), so that a
-    store without guards costs one ``git rev-parse`` and no index.
+    ``tree`` is the id of HEAD's ``.reliora/experiences`` ('' for none): the guards
+    found in it are remembered under it (storage/guardlist.py), so that a store
+    without guards costs no index and no diff.
     """
     from reliora_git.storage.guardlist import read_guard_list, write_guard_list
 
-    spec = f"HEAD:{prefix}{STORE_DIR}/experiences"
-    out = git.run(["rev-parse", "--verify", "--quiet", spec], store.root, check=False)
-    tree = out.decode("ascii", "replace").strip()
     if not tree:
         return []  # no commit yet, or no records in it: nothing staged there either
     rows = read_guard_list(store.root, tree)
@@ -138,9 +136,11 @@ def committed_guards(store: Store, prefix: str) -> list[GuardOf]:
         from reliora_git.storage.gitfiles import GitFiles
         from reliora_git.storage.index import open_index
 
-        # ls-tree names files from the top; locators start at the store's root.
-        entries = git.ls_tree(store.root, "HEAD", [f"{STORE_DIR}/experiences"])
-        files = GitFiles.of(store, [(e.path[len(prefix) :], e.mode, e.blob) for e in entries])
+        # The records' own tree: names below it, whatever folder git runs in (--full-tree).
+        listing = git.run(["ls-tree", "-r", "-z", "--full-tree", tree], store.root)
+        entries = git.parse_ls_tree(listing)
+        folder = f"{STORE_DIR}/experiences/"
+        files = GitFiles.of(store, [(folder + e.path, e.mode, e.blob) for e in entries])
         with open_index(store, source=files) as index:
             rows = [g.row() for g in guards_of_index(index)]
         write_guard_list(store.root, tree, rows)

@@ -73,6 +73,8 @@ class StagedStore:
     #: The top of the work tree, and the store's root from it ('' or ending in '/').
     top: Path | None = None
     prefix: str = ""
+    #: The tree id of HEAD's ``.reliora/experiences`` ('' when HEAD has none).
+    records_tree: str = ""
 
     def view(self, duplicate_overlap: float = DEFAULT_DUPLICATE_OVERLAP) -> StoreView:
         """The staged store as far as judging a record needs it."""
@@ -95,7 +97,8 @@ def read_staged_store(store: Store) -> StagedStore:
             code="not_git",
         )
     # git prints paths from the top of the work tree; locators start at the store's root.
-    prefix = git.show_prefix(store.root)
+    # The same call names HEAD's tree of records: what the guards of HEAD are keyed by.
+    prefix, tree = git.prefix_and_object(store.root, f"HEAD:./{EXPERIENCES.rstrip('/')}")
     # Without the trailing slash, the pathspecs also match a folder swapped for a link.
     specs = [EXPERIENCES.rstrip("/"), FEEDBACK.rstrip("/")]
     changes = git.staged_changes(store.root, specs)
@@ -119,7 +122,7 @@ def read_staged_store(store: Store) -> StagedStore:
     conflicted = any(change.status == "U" for change in changes)
     if not changed and not events and not linked and not conflicted:
         # Most commits touch no record: skip reading the store from the index.
-        return StagedStore(None, [], [], set(), top=top, prefix=prefix)
+        return StagedStore(None, [], [], set(), top=top, prefix=prefix, records_tree=tree)
     files, conflicts = GitFiles.staged(store, prefix)
     # Feedback alone needs no index: only its notes are scanned.
     index = open_index(store, source=files) if changed or linked or conflicted else None
@@ -140,7 +143,7 @@ def read_staged_store(store: Store) -> StagedStore:
     texts = files.texts(event_files)
     changed_events = [(f.locator, text) for f, text in zip(event_files, texts, strict=True)]
     return StagedStore(
-        index, changed_entries, conflicts, modified, changed_events, record_texts, top, prefix
+        index, changed_entries, conflicts, modified, changed_events, record_texts, top, prefix, tree
     )
 
 
@@ -220,7 +223,7 @@ def staged_guards(store: Store, staged: StagedStore) -> GuardReport:
     if staged.index is not None:
         guards = guards_of_index(staged.index)
     else:
-        guards = committed_guards(store, staged.prefix)
+        guards = committed_guards(store, staged.records_tree)
     if not guards:
         return GuardReport()
     found = staged_report(store, guards, staged.top, staged.prefix)
