@@ -332,6 +332,34 @@ def test_retired_and_superseded_records_are_never_in_a_brief(
     assert [lesson.id for lesson in result.lessons] == ["export-new-cccccc"]
 
 
+def test_the_brief_counts_the_retired_and_superseded_records_that_match(
+    store: Store, write_record: RecordMaker, cli: Cli
+) -> None:
+    """As search does: `retiredMatches` says how many were left out, only when some were."""
+    text = body("The nightly export job ran out of memory.", "Stream the rows in batches.")
+    write_record("export-old-aaaaaa", "Nightly export memory", text, paths=["jobs/export.py"])
+    write_record(
+        "export-retired-bbbbbb", "Nightly export memory", text, status="retired"
+    )  # matched by the task only
+    write_record(
+        "export-new-cccccc",
+        "Nightly export memory, streamed",
+        text,
+        paths=["jobs/export.py"],
+        supersedes=["export-old-aaaaaa"],
+    )
+    task = "the nightly export job runs out of memory"
+    for args in (("brief", task, "--json"), ("brief", "--file", "jobs/export.py", "--json")):
+        document = json.loads(cli(*args).stdout)
+        assert [lesson["id"] for lesson in document["lessons"]] == ["export-new-cccccc"]
+        # The task matches the retired and the superseded record; the file, the superseded one.
+        assert document["retiredMatches"] == (2 if args[1] == task else 1)
+    both = brief(store, task, files=["jobs/export.py"])
+    assert both.retired_matches == 2  # each left-out record counted once
+    unrelated = json.loads(cli("brief", "docker layer cache busted again", "--json").stdout)
+    assert "retiredMatches" not in unrelated
+
+
 def test_stale_lessons_are_marked(store: Store, repo: Path, write_record: RecordMaker) -> None:
     (repo / "src").mkdir()
     (repo / "src" / "app.py").write_text("print(1)\n", encoding="utf-8")

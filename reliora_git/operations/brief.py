@@ -96,6 +96,8 @@ class Brief:
     omitted: list[Lesson] = field(default_factory=list)
     #: The text as rendered (framing, lessons, the left-out line), "" without lessons.
     rendered: str = ""
+    #: Retired or superseded records that the task or the files also matched, left out.
+    retired_matches: int = 0
 
     @property
     def used(self) -> int:
@@ -107,8 +109,9 @@ class Brief:
         return self.rendered
 
     def to_json(self) -> dict[str, Any]:
-        """The ``brief --json`` document (SPEC.md §14), and the MCP tool's."""
-        return {
+        """The ``brief --json`` document (docs/commands.md), and the MCP tool's;
+        ``retiredMatches`` only when retired or superseded records matched (as in search)."""
+        document: dict[str, Any] = {
             "task": self.task,
             "files": self.files,
             "budget": self.budget,
@@ -129,6 +132,9 @@ class Brief:
                 for lesson in self.omitted
             ],
         }
+        if self.retired_matches:
+            document["retiredMatches"] = self.retired_matches
+        return document
 
 
 # --- selection -----------------------------------------------------------------------------
@@ -163,9 +169,16 @@ def brief(
         raise RelioraError(f"--budget must be at least {MIN_BUDGET} tokens", code="usage")
     index = index or open_index(store)
     wanted = _files(store, files, changes, base)
-    lessons = _about(index, wanted)[:limit]
+    lessons, retired = _about(index, wanted)
+    lessons = lessons[:limit]
     chosen = {lesson.id for lesson in lessons}
-    hits = rank_task(index.inverted, task_words(task, query, settings), settings)
+    # Retired and superseded records are ranked too, then counted out: the agent is told
+    # that some match, as search tells people (the floor does not depend on who is admitted).
+    hits = rank_task(
+        index.inverted, task_words(task, query, settings), settings, admit=lambda doc: True
+    )
+    retired |= {hit.doc.id for hit in hits if not hit.doc.is_active}
+    hits = [hit for hit in hits if hit.doc.is_active]
     by_id = {hit.doc.id: hit for hit in hits}
     for lesson in lessons:  # a lesson about the files may share words with the task too
         hit = by_id.get(lesson.id)
@@ -177,7 +190,7 @@ def brief(
         if hit.doc.id not in chosen:
             lessons.append(_lesson_of(hit))
             chosen.add(hit.doc.id)
-    result = Brief(task, wanted, budget)
+    result = Brief(task, wanted, budget, retired_matches=len(retired))
     if not lessons:
         return result
     _add_freshness(store, index, lessons)
@@ -225,28 +238,32 @@ def changed_files(store: Store, base: str | None = None) -> list[str]:
     return git.changed_since(store.root, fork)
 
 
-def _about(index: StoreIndex, wanted: list[str]) -> list[Lesson]:
-    """The active records whose paths match ``wanted`` (the rule of ``about``), newest first.
+def _about(index: StoreIndex, wanted: list[str]) -> tuple[list[Lesson], set[str]]:
+    """The active records whose paths match ``wanted`` (the rule of ``about``), newest first,
+    and the ids of the retired or superseded records that match too.
 
     The index holds each record's paths, so only the records that match are read.
     """
     if not wanted:
-        return []
+        return [], set()
     from reliora_git.operations.history import paths_match
 
     found: list[tuple[str, str, Lesson]] = []
+    retired: set[str] = set()
     docs = index.inverted.docs
     for slot in index.slots():
         doc = docs[slot]
         assert doc is not None
-        if not doc.paths or not doc.is_active:
+        if not doc.paths:
             continue
         hit = [w for w in wanted if any(paths_match(p, w) for p in doc.paths)]
-        if hit:
+        if hit and not doc.is_active:
+            retired.add(doc.id)
+        elif hit:
             created = index.record_json(slot).get("created") or ""
             found.append((created, doc.id, Lesson(doc.id, doc.title, doc.locator, hit, (), None)))
     found.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    return [lesson for _, _, lesson in found]
+    return [lesson for _, _, lesson in found], retired
 
 
 def _add_freshness(store: Store, index: StoreIndex, lessons: list[Lesson]) -> None:
