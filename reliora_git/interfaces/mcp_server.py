@@ -568,11 +568,15 @@ def update_tool(
     index: StoreIndex | None = None,
     allow_existing: bool = False,
 ) -> Reply:
-    from reliora_git.operations.lifecycle import changes_from_json, update
+    from reliora_git.operations.lifecycle import changes_from_json, updated
 
     changes = changes_from_json(fields)
-    saved = update(store, id_or_prefix, changes, index=index, allow_existing=allow_existing)
-    return Reply({"id": saved.id, "locator": saved.locator, "updated": saved.updated})
+    result = updated(store, id_or_prefix, changes, index=index, allow_existing=allow_existing)
+    saved = result.record
+    reply: dict[str, Any] = {"id": saved.id, "locator": saved.locator, "updated": saved.updated}
+    if result.path_warnings:  # paths the work tree lacks, saved as given
+        reply["warnings"] = [w.to_json() for w in result.path_warnings]
+    return Reply(reply)
 
 
 def feedback_tool(
