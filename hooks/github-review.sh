@@ -5,7 +5,7 @@
 # Writes the Markdown review to $RUNNER_TEMP/reliora-review.md (or a temporary
 # file), appends it to the job summary, names it as the step output `review`,
 # prints an annotation per guard finding (code a lesson's guard fires on: a
-# warning, or an error for a `block` guard; SPEC.md §15), and exits with
+# warning, or an error for a `block` guard; docs/record-format.md), and exits with
 # reliora's status: 1 when a record or note holds a secret, a store folder is a
 # symbolic link or a `block` guard fired, so the job fails after the review is written.
 set -uo pipefail
