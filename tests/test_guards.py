@@ -451,3 +451,23 @@ def test_a_store_in_a_subfolder_guards_the_whole_repository(repo: Path, tmp_path
             ("app/src/in.js", 2, record_id),
             ("lib/top.js", 1, record_id),
         ]
+
+
+def test_a_stale_lessons_finding_says_so(hooked: Path, cli: Cli) -> None:
+    write(hooked, "web/dates.js", "one\n")
+    git(hooked, "add", "web/dates.js")
+    assert commit(hooked, "-m", "code").returncode == 0
+    record_id = lesson(cli, "--guard", "moment", "--path", "web/dates.js")
+    git(hooked, "add", ".reliora")
+    assert commit(hooked, "-m", "lesson").returncode == 0
+    write(hooked, "web/dates.js", "one\ntwo\n")
+    git(hooked, "add", "web/dates.js")
+    assert commit(hooked, "-m", "the code moves on").returncode == 0
+    write(hooked, "web/dates.js", "one\ntwo\n" + MOMENT)
+    git(hooked, "add", "web/dates.js")
+    done = commit(hooked, "-m", "moment again")
+    assert done.returncode == 0
+    assert (
+        f"web/dates.js:3: repeats lesson {record_id} (stale: its code changed since it was "
+        "recorded)" in done.stdout + done.stderr
+    )

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 
 from reliora_git.gitrepo import git
 from reliora_git.operations.api import StoreView, check_entries, index_owners
-from reliora_git.operations.guards import GuardFinding, commit_report, guards_of_index
+from reliora_git.operations.guards import (
+    GuardFinding,
+    GuardOf,
+    commit_report,
+    guards_of_index,
+    mark_stale,
+)
 from reliora_git.operations.staged import add_secret_problems
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent, Problem, Record
@@ -210,8 +216,17 @@ def build_review(
         folder_errors,
         about_code,
         entropy,
-        commit_report(store, guards, base_side.commit, head_side.commit).findings,
+        _guard_findings(store, guards, base_side.commit, head_side.commit),
     )
+
+
+def _guard_findings(
+    store: Store, guards: list[GuardOf], base: str, head: str
+) -> list[GuardFinding]:
+    """What the guards of head's active records find in the lines head adds (SPEC.md §15)."""
+    found = commit_report(store, guards, base, head).findings
+    mark_stale(store, found, guards)
+    return found
 
 
 @dataclass
