@@ -15,7 +15,7 @@ import pytest
 from reliora_git.gitrepo import hooks
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, git
-from tests.test_staged import NEAR_DUPLICATE, ORIGINAL, RELATED
+from tests.test_staged import LIKELY, NEAR_DUPLICATE, ORIGINAL
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 FOREIGN_HOOK = "#!/bin/sh\necho FOREIGN-HOOK-RAN\n"
@@ -71,8 +71,8 @@ def test_existing_hook_still_runs_and_comes_back(
     assert committed.returncode == 0, committed.stderr
     output = committed.stdout + committed.stderr
     assert "FOREIGN-HOOK-RAN" in output
-    assert RELATED in output
-    assert output.index("FOREIGN-HOOK-RAN") < output.index(RELATED)
+    assert LIKELY in output
+    assert output.index("FOREIGN-HOOK-RAN") < output.index(LIKELY)
 
     done = cli("hooks", "uninstall")
     assert done.returncode == 0, done.stderr
@@ -162,7 +162,7 @@ def test_hook_runs_without_reliora_on_path(store: Store, cli: Cli) -> None:
         env={**os.environ, "PATH": f"{git_dir}:/usr/bin:/bin"},
     )
     assert committed.returncode == 0, committed.stderr
-    assert RELATED in committed.stdout + committed.stderr
+    assert LIKELY in committed.stdout + committed.stderr
 
 
 def test_hook_falls_back_to_reliora_on_path(store: Store, cli: Cli) -> None:
@@ -170,7 +170,7 @@ def test_hook_falls_back_to_reliora_on_path(store: Store, cli: Cli) -> None:
     path = f"{Path(cli.exe).parent}{os.pathsep}{os.environ['PATH']}"
     committed = commit_near_duplicate(store, {"PATH": path})
     assert committed.returncode == 0, committed.stderr
-    assert RELATED in committed.stdout + committed.stderr
+    assert LIKELY in committed.stdout + committed.stderr
 
 
 def test_the_shipped_script_is_the_top_level_hooks_file() -> None:
@@ -245,7 +245,7 @@ def test_pre_commit_framework_runs_the_hook_from_this_repository(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "reliora check --staged" in done.stdout
     assert "Passed" in done.stdout
-    assert RELATED in done.stdout
+    assert LIKELY in done.stdout
 
 
 def test_install_refuses_when_it_would_lose_a_hook(
