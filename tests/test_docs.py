@@ -67,10 +67,20 @@ def _help_texts() -> Iterator[tuple[str, str]]:
     yield from walk(typer.main.get_command(app), None, "reliora")
 
 
+#: What users get besides the pages: the store template, the hook scripts, the Action and the
+#: pre-commit framework's manifest.
+SHIPPED = [
+    *sorted((ROOT / ".reliora-template").iterdir()),
+    *sorted((ROOT / "hooks").iterdir()),
+    ROOT / "action.yml",
+    ROOT / ".pre-commit-hooks.yaml",
+]
+
+
 def test_no_page_cites_the_specification() -> None:
     found = [
         f"{page.relative_to(ROOT)}:{number}: {line.strip()}"
-        for page in PAGES
+        for page in PAGES + SHIPPED
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
         if CITES_SPEC.search(line)
     ]

@@ -1,4 +1,4 @@
-"""``reliora brief``: the lessons an agent should read before it works (SPEC.md §14).
+"""``reliora brief``: the lessons an agent should read before it works (docs/commands.md).
 
 A brief answers a situation — the task as a person wrote it, the files about to
 change — rather than a query. It selects, without duplicates and never a
@@ -9,7 +9,7 @@ retired or superseded record:
 2. the records relevant to the task text (search/taskrank.py), best first, above
    the relevance floor.
 
-Each lesson is rendered compact, in the SPEC's order, and the brief fits its
+Each lesson is rendered compact, in a fixed order (docs/commands.md), and the brief fits its
 budget by leaving whole lessons out from the end and naming them: nothing is cut
 silently. Record text arrives in pull requests, so the brief opens with a line
 framing the lessons as data to check against the code, and carries no control
@@ -33,7 +33,7 @@ from reliora_git.storage.store import Store
 if TYPE_CHECKING:
     from reliora_git.operations.history import Freshness
 
-#: Characters per token of the budget (SPEC.md §14).
+#: Characters per token of the budget (docs/commands.md).
 CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET = 1000
 #: The least budget: the opening line and a left-out line must fit.

@@ -1,4 +1,5 @@
-"""``.reliora/config.toml``: optional settings (SPEC.md §8)."""
+"""``.reliora/config.toml``: optional settings (docs/record-format.md; the template in
+``.reliora-template/config.toml`` names every key, and tests/test_docs.py holds it to that)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ class Config:
     block_on_invalid: bool = True
     hook_duplicates: bool = True
     #: A similar record holding at least this share of a new record's duplicate query
-    #: (idf-weighted, SPEC.md §6.1) is a likely duplicate.
+    #: (idf-weighted, docs/ranking.md) is a likely duplicate.
     duplicate_overlap: float = 0.75
     #: Also run detect-secrets' entropy plugins (they flag hashes and ids: docs/security.md).
     secrets_entropy: bool = False
-    #: Tokens (4 characters each) a brief may take at most (SPEC.md §14).
+    #: Tokens (4 characters each) a brief may take at most (docs/commands.md).
     brief_budget: int = 1000
 
 
