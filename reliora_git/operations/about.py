@@ -87,11 +87,11 @@ def about(
     matches = []
     docs = index.inverted.docs
     for slot in index.slots():
-        if not include_retired and not docs[slot].is_active:  # type: ignore[union-attr]
-            continue
-        data = index.record_json(slot)
-        own = [p for p in data.get("paths") or [] if isinstance(p, str)]
-        if any(paths_match(p, w) for p in own for w in wanted):
+        doc = docs[slot]
+        assert doc is not None
+        if not doc.paths or not (include_retired or doc.is_active):
+            continue  # the index holds each record's paths: only matches are read
+        if any(paths_match(p, w) for p in doc.paths for w in wanted):
             matches.append(lifecycle_of(index, slot))
     matches.sort(key=lambda d: (d.get("created") or "", d["id"]), reverse=True)
     found = freshness_of(store, index, [d["id"] for d in matches])
@@ -120,7 +120,7 @@ def stale_records(
     with_paths = [
         slot
         for slot in slots
-        if index.record_json(slot).get("paths")
+        if docs[slot].paths  # type: ignore[union-attr]
         or any(o == "outdated" for _, o in events.get(docs[slot].id, ()))  # type: ignore[union-attr]
     ]
     ids_measured = [docs[slot].id for slot in with_paths]  # type: ignore[union-attr]
