@@ -17,7 +17,6 @@ import pytest
 import typer
 
 from reliora_git.interfaces.cli import app
-from reliora_git.interfaces.mcp_server import build_server
 from reliora_git.storage.config import Config
 from tests.conftest import Cli
 
@@ -95,6 +94,8 @@ def test_no_help_text_cites_the_specification() -> None:
 
 def test_no_mcp_text_cites_the_specification(tmp_path: Path) -> None:
     """What an agent reads: the server's instructions, each tool's description and schema."""
+    from reliora_git.interfaces.mcp_server import build_server  # the `mcp` extra (test extra)
+
     server = build_server(tmp_path)
     tools = asyncio.run(server.list_tools())
     assert {"search", "brief", "record"} <= {tool.name for tool in tools}
