@@ -291,6 +291,16 @@ def test_a_hostile_mebibyte_line_is_scanned_and_a_token_after_it_still_found() -
         assert credentials.redact(hostile) == hostile
 
 
+def test_a_whole_file_scan_labels_hostile_keys_and_headings_in_linear_time() -> None:
+    # A key or heading line with a long run of blanks that does not end it: the labels
+    # were found with lazy groups before a trailing run, quadratic (minutes at a MiB).
+    blanks = " " * MIB
+    text = f"---\nid: x{blanks}y\ntitle: t\n---\n## {blanks}x\n{TOKEN}\n"
+    (finding,) = credentials.scan_store_file("experiences/x.md", text)
+    assert finding.kind == "GitHub Token"
+    assert finding.line == 6
+
+
 def test_the_linear_npm_and_jwt_matchers_find_what_their_expressions_find() -> None:
     npm = re.compile(r"\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*")
     jwt = re.compile(r"eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?[A-Za-z0-9-_.+/=]*?")

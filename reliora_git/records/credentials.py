@@ -667,8 +667,25 @@ def _front_matter_strings(text: str, locator: str) -> list[tuple[str, str]]:
     return [pair for key, value in meta.items() for pair in _strings_of(str(key), value)]
 
 
-_FRONT_KEY = re.compile(r"([^\s#:'\"][^:]*?)[ \t]*:")
-_SECTION = re.compile(r"#{1,6}[ \t]+(.*?)[ \t#]*$")
+#: The opening of a heading line; what follows is cut with str methods, not a lazy
+#: group before a trailing run (``(.*?)[ \t#]*$`` backtracks quadratically on a long
+#: run of spaces or ``#`` that does not end the line).
+_SECTION_MARK = re.compile(r"#{1,6}[ \t]+")
+_NOT_A_KEY_START = frozenset("#:'\"")
+
+
+def _front_key(line: str) -> str | None:
+    """``key`` of a ``key: value`` line of front matter, else None. Linear in the line."""
+    head, colon, _ = line.partition(":")
+    if not colon or not head or head[0].isspace() or head[0] in _NOT_A_KEY_START:
+        return None
+    return head.rstrip(" \t")
+
+
+def _section_heading(line: str) -> str | None:
+    """The heading of a ``## Heading`` line, else None. Linear in the line."""
+    mark = _SECTION_MARK.match(line)
+    return None if mark is None else line[mark.end() :].rstrip(" \t#")
 
 
 def _labelled_parts(text: str) -> Iterable[tuple[str, int, list[str]]]:
@@ -700,13 +717,13 @@ def _labelled_lines(text: str) -> Iterable[tuple[str, int, str]]:
             if line.rstrip() == "---":
                 in_front, label = False, "preamble"
                 continue
-            key = _FRONT_KEY.match(line)
-            if key:
-                label = f"front matter {key.group(1)}"
+            key = _front_key(line)
+            if key is not None:
+                label = f"front matter {key}"
         else:
-            heading = _SECTION.match(line)
-            if heading:
-                label = f"section {heading.group(1)}"
+            heading = _section_heading(line)
+            if heading is not None:
+                label = f"section {heading}"
         yield label, number, line
 
 
