@@ -109,8 +109,8 @@ def record(
         --problem "pytest-timeout killed slow git fixtures" \\
         --solution "Raise the timeout only for the git-fixture tests"
       echo '{"title": "…", "task": "…", "solution": "…"}' | reliora record --json -
-      reliora record --title "Use date-fns, not moment" --solution "…" --task "…" \
-        --guard "from ['\"]moment['\"]" --guard-path "src/**/*.ts" --block
+      reliora record --title "Use date-fns, not moment" --solution "…" --task "…" \\
+        --guard "from 'moment'" --guard-path "src/**/*.ts" --block
     """
     as_json = json_input is not None
     with reporting(as_json):
