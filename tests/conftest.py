@@ -85,15 +85,26 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """An empty git repository (no commits) with a user configured."""
-    path = tmp_path / "repo"
+@pytest.fixture(scope="session")
+def empty_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real ``git init`` per session (per xdist worker), copied by ``repo``.
+
+    A copy costs a millisecond where four git processes cost ten: most tests take a repo.
+    """
+    path = tmp_path_factory.mktemp("repo-template") / "repo"
     path.mkdir()
     git(path, "init", "-q", "-b", "main", "--template=")
     git(path, "config", "user.name", "Test Author")
     git(path, "config", "user.email", "test@example.com")
     git(path, "config", "commit.gpgsign", "false")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path, empty_repo_template: Path) -> Path:
+    """An empty git repository (no commits) with a user configured."""
+    path = tmp_path / "repo"
+    shutil.copytree(empty_repo_template, path, symlinks=True)
     return path
 
 
