@@ -60,7 +60,10 @@ RECORD = (
     "projectContext, tags and confidence (low, medium, high). Returns id, locator (the new "
     "file under .reliora/experiences/; commit it with your change) and "
     "SIMILAR_EXPERIENCE_FOUND warnings: when one already covers the lesson, give feedback "
-    "on it or record a refinement that names it in supersedes, rather than a duplicate."
+    "on it or record a refinement that names it in supersedes, rather than a duplicate. "
+    "When the lesson is a mistake code can show (an import, a call), add guards: an RE2 "
+    "pattern the pre-commit hook and review then look for in added lines; one that already "
+    "matches the code is refused unless allowExisting."
 )
 
 UPDATE = (
