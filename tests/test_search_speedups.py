@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from reliora_git.interfaces.commands import searching
 from reliora_git.interfaces.output import print_json
 from reliora_git.records.model import Record
+from reliora_git.records.summary import summary_of
 from reliora_git.search import rank as rank_module
-from reliora_git.search.jsonio import search_document
+from reliora_git.search.jsonio import record_to_json, search_document
 from reliora_git.search.rank import ContextFilter, IndexedRecord, Query, index_record, rank
 from reliora_git.search.tokens import token_matches, tokenize
 from reliora_git.storage import parallel
@@ -50,10 +51,13 @@ def catalog_document(catalog: Catalog, text: str, context: str | None, limit: in
     query = Query.parse(text)
     ctx = ContextFilter.parse(context) if context else None
     hits = rank(catalog.indexed(), query, feedback=catalog.feedback(), context=ctx)
+    # Each shown result's summary, straight from its parsed record (records/summary.py).
+    records = {record.id: record for record in catalog.records}
+    summaries = {hit.doc.id: summary_of(record_to_json(records[hit.doc.id])) for hit in hits}
     out = io.StringIO()
     with redirect_stdout(out):
-        # No record of the corpus names code paths: every freshness is unknown (SPEC.md §12).
-        print_json(search_document(query, ctx, hits, limit, freshness={}))
+        # No record of the corpus names code paths: every freshness is unknown.
+        print_json(search_document(query, ctx, hits, limit, freshness={}, summaries=summaries))
     return out.getvalue()
 
 
