@@ -69,7 +69,10 @@ def wheel_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
         else:
             checkout.mkdir(exist_ok=True)
             shutil.copy2(source, checkout / name)
-    built = bash(build_line, checkout, dict(os.environ))
+    # Nothing of the caller's PYTHONPATH: a checkout on it (with the *.egg-info a build
+    # leaves) reads to pip as reliora-git already installed in the new environment.
+    clean = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    built = bash(build_line, checkout, clean)
     assert built.returncode == 0, built.stderr
     [wheel] = (checkout / "dist").glob("reliora_git-*.whl")
     venv = top / "venv"
@@ -81,16 +84,19 @@ def wheel_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
         text=True,
         check=True,
     ).stdout.strip()
-    # The dependencies (typer, mcp, …) from this environment, after the wheel's own files.
-    Path(site, "zz_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     done = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
          "--no-index", str(wheel)],
         capture_output=True,
         text=True,
         check=False,
+        env=clean,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    # The dependencies (typer, mcp, …) from this environment, after the wheel's own files;
+    # only now: pip would take this environment's reliora-git (editable) as installed.
+    Path(site, "zz_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    assert (venv / "bin" / "reliora").is_file(), done.stdout
     return venv / "bin"
 
 
