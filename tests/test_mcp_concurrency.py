@@ -263,6 +263,10 @@ def generated_store(store: Store) -> None:
             f"## Problems\n- problem {n} of the worker pool\n\n## Solution\nfix {n} {words}\n",
             encoding="utf-8",
         )
+    # Old enough to be cached (cache.RACY_NS): only cacheable records go into the segment
+    # that wait_until_reading watches for, however fast this store was written.
+    for path in store.experiences.glob("generated-*.md"):
+        os.utime(path, (1_700_000_000, 1_700_000_000))
 
 
 class RawClient:
@@ -355,6 +359,16 @@ def wait_until_reading(repo: Path, client: RawClient) -> None:
 def test_a_call_whose_client_has_gone_stops(store: Store, repo: Path, how: str) -> None:
     generated_store(store)
     client = RawClient(repo)
+    try:
+        stop_in_flight_call(store, repo, client, how)
+    finally:
+        # A server left running would keep this worker's reader threads alive, and a
+        # process with threads parses serially (storage/parallel.py): later tests would fail.
+        client.process.kill()
+        client.process.wait()
+
+
+def stop_in_flight_call(store: Store, repo: Path, client: RawClient, how: str) -> None:
     client.request(1, "tools/call", {"name": "record", "arguments": LATE_RECORD})
     wait_until_reading(repo, client)
     if how == "cancels the call":
