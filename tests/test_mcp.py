@@ -178,6 +178,34 @@ def test_an_agent_lists_records_searches_and_gives_feedback(store: Store, repo: 
     run(scenario)
 
 
+def test_update_adds_tags_paths_and_superseded_records(store: Store, repo: Path) -> None:
+    """Every key `update --json -` takes is an argument of the tool, not dropped on the way."""
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            properties = tools["update"].input_schema["properties"]
+            assert {"addTags", "addPaths", "addSupersedes"} <= set(properties)
+            old = document(await session.call_tool("record", FIRST))
+            new = document(await session.call_tool("record", {**SECOND, "title": "Newer"}))
+            updated = await session.call_tool(
+                "update",
+                {
+                    "id": new["id"],
+                    "addTags": ["flaky"],
+                    "addPaths": ["tests/conftest.py"],
+                    "addSupersedes": [old["id"][:-3]],  # a unique prefix
+                },
+            )
+            assert not updated.is_error, updated.content
+            shown = document(await session.call_tool("show", {"id": new["id"]}))
+            assert shown["tags"] == ["pytest", "ci", "flaky"]
+            assert shown["paths"] == ["tests/conftest.py"]
+            assert shown["supersedes"] == [old["id"]]
+
+    run(scenario)
+
+
 def test_unknown_ids_and_bad_input_are_tool_errors_not_crashes(store: Store, repo: Path) -> None:
     async def scenario() -> None:
         async with reliora_mcp(repo) as session:

@@ -69,8 +69,9 @@ RECORD = (
 UPDATE = (
     "Refine an existing experience in place (id or unique id prefix) instead of recording "
     "a near duplicate: given fields replace (title, task, solution, whyItWorked, "
-    "applicability, verification, projectContext, confidence, tags, paths), addProblems, "
-    "addFailedAttempts and addWarnings append. Unknown keys and sections of the file are "
+    "applicability, verification, projectContext, confidence, tags, paths, guards); "
+    "addProblems, addFailedAttempts, addWarnings, addTags, addPaths, addSupersedes and "
+    "addGuards append. Unknown keys and sections of the file are "
     "kept and 'updated' is set to today. Refused when the file changed on disk meanwhile, "
     "when the result would be invalid, or when it holds a secret. Returns id, locator, "
     "updated; commit the changed file."

@@ -400,6 +400,12 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
             list[str] | None, Field(description="Failed attempts to add.")
         ] = None,
         addWarnings: Annotated[list[str] | None, Field(description="Warnings to add.")] = None,
+        addTags: Annotated[list[str] | None, Field(description="Tags to add.")] = None,
+        addPaths: Annotated[list[str] | None, Field(description="Code paths to add.")] = None,
+        addSupersedes: Annotated[
+            list[str] | None,
+            Field(description="Ids (or unique prefixes) of experiences this one replaces."),
+        ] = None,
         addGuards: Annotated[
             list[dict[str, Any]] | None, Field(description="Guards to add. " + GUARDS_HELP)
         ] = None,
@@ -424,6 +430,9 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPSer
             "addProblems": addProblems,
             "addFailedAttempts": addFailedAttempts,
             "addWarnings": addWarnings,
+            "addTags": addTags,
+            "addPaths": addPaths,
+            "addSupersedes": addSupersedes,
             "addGuards": addGuards,
             "guards": guards,
         }
