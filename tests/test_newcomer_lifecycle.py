@@ -193,6 +193,7 @@ def test_the_hook_names_the_lessons_about_the_files_committed(
     git(repo, "add", "README.md")
     quiet = cli("check", "--staged")
     assert quiet.returncode == 0 and "about files in this commit" not in quiet.stdout
+    assert cli.json("check", "--staged")["lessonsAbout"] is None
 
     (repo / "app.py").write_text("x = 2\n")
     (repo / "src" / "m.py").write_text("y = 2\n")
@@ -201,6 +202,7 @@ def test_the_hook_names_the_lessons_about_the_files_committed(
     assert told.returncode == 0, told.stderr
     assert "1 lesson is about files in this commit: reliora about app.py" in told.stdout
     assert live  # the retired one (about src/ too) is not counted
+    assert cli.json("check", "--staged")["lessonsAbout"] == {"lessons": 1, "files": ["app.py"]}
 
     # Records staged in the same commit are read from the index, not from the cache.
     _record(cli, "Module advice", "--path", "src/m.py")

@@ -14,6 +14,7 @@ from reliora_git.interfaces.commands.reporting import reporting
 
 if TYPE_CHECKING:
     from reliora_git.operations.guards import GuardFinding
+    from reliora_git.operations.staged_about import LessonsAbout
     from reliora_git.storage.store import Store
 
 
@@ -44,7 +45,17 @@ def run_check_staged(
             mask_secrets(findings)
         if json_output:
             guard_json = result.guards.to_json()
-            print_json({**result.report.to_json(), "staged": True, "guardFindings": guard_json})
+            found = _lessons_about(store)
+            print_json(
+                {
+                    **result.report.to_json(),
+                    "staged": True,
+                    "guardFindings": guard_json,
+                    "lessonsAbout": None
+                    if found is None
+                    else {"lessons": found.lessons, "files": found.files},
+                }
+            )
         else:
             if result.report.checked or result.report.files:
                 # Nothing staged under .reliora/ (most commits): say nothing of records.
@@ -88,18 +99,24 @@ def secret_advice(files: int) -> str:
     )
 
 
-def _point_to_lessons(store: Store) -> None:
-    """One line naming the lessons about the files being committed (operations/staged_about.py)."""
-    import shlex
-
-    from reliora_git.interfaces.output import Printer, one_line
+def _lessons_about(store: Store) -> LessonsAbout | None:
+    """The lessons about the files being committed (operations/staged_about.py), if any."""
     from reliora_git.operations.staged_about import lessons_about_staged
     from reliora_git.records.errors import RelioraError
 
     try:
-        found = lessons_about_staged(store)
+        return lessons_about_staged(store)
     except (RelioraError, OSError):
-        return  # a pointer, never a reason to stop a commit
+        return None  # a pointer, never a reason to stop a commit
+
+
+def _point_to_lessons(store: Store) -> None:
+    """One line naming the lessons about the files being committed."""
+    import shlex
+
+    from reliora_git.interfaces.output import Printer, one_line
+
+    found = _lessons_about(store)
     if found is None:
         return
     named = " ".join(shlex.quote(one_line(name)) for name in found.files[:3])
