@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.interfaces.review import COMMENT_MARKER, md, to_markdown
+from reliora_git.interfaces.review import COMMENT_MARKER, md, plain, to_markdown
 from reliora_git.operations.changes import RecordChange, Review, Side
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
@@ -181,6 +181,16 @@ def test_md_escapes_everything_active() -> None:
     assert md("@team") == "@&#8203;team"
     assert md("![a](b)") == "\\!\\[a\\]\\(b\\)"
     assert md("line\nbreak\x1b[31m") == "line break\\[31m"
+
+
+def test_long_text_is_cut_after_a_whole_word() -> None:
+    sentence = "retry the flaky upload with exponential backoff " * 10
+    for cut in (plain(sentence, 60), md(sentence, 60)):
+        assert len(cut) <= 60 and cut.endswith("…")
+        assert cut[:-1].rstrip() in sentence and sentence[len(cut[:-1].rstrip())] == " "
+    # A single word longer than the room (a URL) is cut within, not dropped.
+    url = "https://example.com/" + "a" * 100
+    assert plain(url, 40) == url[:39] + "…"
 
 
 def test_review_of_a_store_below_the_top(repo: Path, cli: Cli) -> None:

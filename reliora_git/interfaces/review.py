@@ -119,9 +119,7 @@ def _walk_error(error: RelioraError, shown: Callable[[str], str]) -> RelioraErro
 
 def md(text: str, limit: int = MAX_TEXT) -> str:
     """``text`` as inert Markdown on one line: no HTML, links, images, mentions or emphasis."""
-    flat = _SPACES.sub(" ", clean(text)).strip()
-    if len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
+    flat = _cut(_SPACES.sub(" ", clean(text)).strip(), limit)
     out = []
     for char in flat:
         if char in _ENTITIES:
@@ -134,8 +132,20 @@ def md(text: str, limit: int = MAX_TEXT) -> str:
 
 
 def plain(text: str, limit: int = MAX_TEXT) -> str:
-    flat = one_line(text)
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return _cut(one_line(text), limit)
+
+
+def _cut(flat: str, limit: int) -> str:
+    """``flat`` in ``limit`` characters, marked ``…``: cut after a whole word, unless
+    that would drop more than a third of the room (a long URL, a run of escaped
+    invisible characters: what is shown of it matters more than a clean cut)."""
+    if len(flat) <= limit:
+        return flat
+    head = flat[: limit - 1]
+    space = head.rfind(" ")
+    if space >= limit * 2 // 3:
+        head = head[:space].rstrip()
+    return head + "…"
 
 
 def _summary(review: Review) -> str:
