@@ -143,3 +143,34 @@ def test_check_warns_about_a_yaml_escape_that_makes_an_invisible_character(
     done = cli("check")
     assert done.returncode == 0
     assert "fix-flaky-tests.md:3: warning: front matter 'title' holds 2 invisible" in done.stdout
+
+
+def test_check_warns_about_invisible_text_in_a_feedback_file(store: Store, cli: Cli) -> None:
+    _write(store, '"Fix flaky tests"')
+    folder = store.feedback / "fix-flaky-tests"
+    folder.mkdir()
+    (folder / "20261203T100000Z-aaaaaa.md").write_text(
+        f"---\nrecord: fix-flaky-tests\noutcome: success\nat: 2026-12-03\n---\nworked{HIDDEN}\n",
+        encoding="utf-8",
+    )
+    (folder / "20261203T110000Z-bbbbbb.md").write_text(
+        "---\nrecord: fix-flaky-tests\noutcome: success\nat: 2026-12-03\n"
+        'author: "ann\\u200B"\n---\n',
+        encoding="utf-8",
+    )
+    (folder / "20261203T120000Z-cccccc.md").write_text(
+        "---\nrecord: fix-flaky-tests\noutcome: failure\nat: 2026-12-03\n---\nplain note\n",
+        encoding="utf-8",
+    )
+    done = cli("check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not _in_tag_block(done.stdout)
+    warned = [line for line in done.stdout.splitlines() if "invisible" in line]
+    assert warned == [
+        ".reliora/feedback/fix-flaky-tests/20261203T100000Z-aaaaaa.md:6: warning: holds 45 "
+        "invisible characters (U+E0049, U+E0067, U+E006E, …), which people do not see but "
+        "agents read: remove them",
+        ".reliora/feedback/fix-flaky-tests/20261203T110000Z-bbbbbb.md: warning: holds 1 "
+        "invisible character (U+200B), which people do not see but agents read: remove them",
+    ]
+    assert cli.json("check")["ok"] is True

@@ -626,7 +626,8 @@ def check(
 
 def _report_secrets(index: StoreIndex, report: CheckReport, entropy: bool) -> None:
     """Add an error for each secret in a record (scans kept in the index, see secrets_of)
-    and in a feedback file."""
+    and in a feedback file, and a warning for a feedback file's invisible text (a
+    record's comes with its other problems, records/parse.py)."""
     found: dict[str, list[Problem]] = {}
     ids: dict[str, str] = {}
     for locator, value in zip(index.locators, index.values, strict=True):
@@ -638,13 +639,16 @@ def _report_secrets(index: StoreIndex, report: CheckReport, entropy: bool) -> No
                 ids[locator] = doc.id
     index.save()
     report.add_problems(found, index.locators, ids)
-    events = index.event_secrets(entropy)
-    if events:
-        problems = {
-            locator: [secret_problem(finding) for finding in findings]
-            for locator, findings in events.items()
-        }
-        report.add_problems(problems, [f.locator for f in report.files] + index.event_locators)
+    from reliora_git.records.credentials import scan_event_file
+    from reliora_git.records.feedback import invisible_text_problems
+
+    def judge_event(locator: str, text: str | None) -> list[Problem]:
+        findings = scan_event_file(locator, text, entropy=entropy)
+        problems = [secret_problem(finding) for finding in findings]
+        return problems + invisible_text_problems(text or "", locator)
+
+    problems = index.judge_events(judge_event)
+    report.add_problems(problems, [f.locator for f in report.files] + index.event_locators)
 
 
 def _report_supersedes(index: StoreIndex, report: CheckReport) -> None:

@@ -28,10 +28,10 @@ import functools
 import marshal
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackSummary
@@ -83,6 +83,8 @@ if TYPE_CHECKING:
     from reliora_git.storage.gitfiles import GitFiles
 
 _new_tuple = tuple.__new__
+#: What a caller finds in a file (judge_events).
+T = TypeVar("T")
 #: Tokens whose postings a StoreIndex keeps decoded (see StoreIndex._masks_of).
 _MASKS_KEPT = 4096
 #: (severity, message, line) of what ``check`` reports for a file by itself.
@@ -422,19 +424,16 @@ class StoreIndex:
             self._scanned = True
         return [Finding(*finding) for finding in found]
 
-    def event_secrets(self, entropy: bool = False) -> dict[str, list[Finding]]:
-        """The secrets in the feedback files (every one, readable or not), by locator.
-
-        Not kept: events are a few lines each and read only by ``check``.
-        """
-        from reliora_git.records.credentials import scan_event_file
-
-        found: dict[str, list[Finding]] = {}
+    def judge_events(self, judge: Callable[[str, str | None], list[T]]) -> dict[str, list[T]]:
+        """``judge(locator, text)`` of every feedback file, readable or not (text None);
+        the non-empty answers by locator. Not kept: events are a few lines each and
+        read only by ``check``, once for everything it looks for in them."""
+        found: dict[str, list[T]] = {}
         for locator in self.event_locators:
             checkpoint()
-            findings = scan_event_file(locator, self.file_text(locator), entropy=entropy)
-            if findings:
-                found[locator] = findings
+            answer = judge(locator, self.file_text(locator))
+            if answer:
+                found[locator] = answer
         return found
 
     def file_text(self, locator: str) -> str | None:
