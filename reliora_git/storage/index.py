@@ -76,11 +76,11 @@ from reliora_git.storage.values import (
     paused_gc,
     shared,
 )
-from reliora_git.storage.watch import Watch
 
 if TYPE_CHECKING:
     from reliora_git.records.credentials import Finding
     from reliora_git.storage.gitfiles import GitFiles
+    from reliora_git.storage.watch import Watch
 
 _new_tuple = tuple.__new__
 #: What a caller finds in a file (judge_events).
@@ -580,6 +580,8 @@ class LiveIndex:
             if self._watch is not None:
                 self._watch.close()
                 self._watch = None  # a failed walk below must not leave a quiet watch
+            from reliora_git.storage.watch import Watch  # ctypes: only a server needs it
+
             # Armed before the walk: whatever changes from now on is seen next time.
             watch = Watch([store.path])
             previous = self._index.state if same and self._index is not None else None
