@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from reliora_git.interfaces.output import clean, one_line
 from reliora_git.operations import api
+from reliora_git.operations import check as check_op
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.feedback import parse_event
 from reliora_git.records.parse import parse_record, render_record
@@ -214,7 +215,7 @@ def test_search_and_check_survive_any_file(fuzz_store: Store, data: bytes) -> No
     try:
         result = api.search(fuzz_store, "search found")
         assert "good" in [hit.doc.id for hit in result.hits]
-        report = api.check(fuzz_store)
+        report = check_op.check(fuzz_store)
         assert report.checked == 2
         assert len(load_catalog(fuzz_store).entries) == 2
     except RelioraError as exc:  # pragma: no cover - the test fails with the message
@@ -267,7 +268,7 @@ def test_human_output_of_any_record_text_is_terminal_safe(
     for record in listed:
         shown = api.show(store, record["id"])
         printer.record(shown.record, shown.feedback)
-    printer.check(api.check(store, [str(store.experiences / "r0.md")]))
+    printer.check(check_op.check(store, [str(store.experiences / "r0.md")]))
     for text in (out.getvalue(), err.getvalue()):
         for bad in _UNSAFE_ON_A_TERMINAL:
             assert bad not in text

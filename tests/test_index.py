@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from reliora_git.operations import api
+from reliora_git.operations import check as check_op
 from reliora_git.records.model import Record
 from reliora_git.search.inverted import InvertedIndex, record_terms, within_distance
 from reliora_git.search.rank import Hit, Query, index_record, rank
@@ -162,7 +163,9 @@ def commands(store: Store) -> dict[str, object]:
         "show": (shown.record.title, shown.feedback, [e.note for e in shown.events]),
         "list": [r["id"] for r in api.list_records(store).records],
         "list-tag": [r["id"] for r in api.list_records(store, "PYTEST").records],
-        "check": [(f.locator, [p.message for p in f.problems]) for f in api.check(store).files],
+        "check": [
+            (f.locator, [p.message for p in f.problems]) for f in check_op.check(store).files
+        ],
     }
 
 
@@ -206,7 +209,7 @@ def test_a_warm_show_parses_only_its_own_files(
         ".reliora/feedback/flaky-a/20261202T120000Z-aaaaaa.md",
     ]
     api.feedback(filled, "cache", "partial", "half")
-    api.check(filled)
+    check_op.check(filled)
     api.list_records(filled)
     # Only the new event, too young to cache (see cache.RACY_NS), is read again.
     assert set(reads.locators) == {next(p for p in _events(filled) if "cache-b" in p)}

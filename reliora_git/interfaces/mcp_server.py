@@ -601,7 +601,9 @@ def check_tool(store: Store, paths: list[str] | None, index: StoreIndex | None =
     # The server's working folder is whatever the client chose: paths are taken
     # relative to the repository root, where the agent sees them in locators.
     absolute = [str(store.root / p) for p in paths] if paths else None
-    return Reply(api.check(store, absolute, index).to_json())
+    from reliora_git.operations.check import check
+
+    return Reply(check(store, absolute, index).to_json())
 
 
 def brief_tool(

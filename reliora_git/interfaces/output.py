@@ -21,7 +21,8 @@ from reliora_git.search.duplicates import SimilarityWarning
 from reliora_git.search.rank import FIELDS, Hit
 
 if TYPE_CHECKING:
-    from reliora_git.operations.api import CheckReport, SearchResult
+    from reliora_git.operations.api import SearchResult
+    from reliora_git.operations.check import CheckReport
     from reliora_git.operations.history import Freshness, History
     from reliora_git.org.search import OrgResult
 

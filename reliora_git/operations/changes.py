@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reliora_git.gitrepo import git
-from reliora_git.operations.api import StoreView, check_entries, index_owners
+from reliora_git.operations.check import StoreView, check_entries, index_owners
 from reliora_git.operations.guards import (
     GuardFinding,
     GuardOf,
@@ -55,7 +55,7 @@ KINDS = {
 }
 KIND_ORDER = ("added", "modified", "renamed", "removed")
 _HAS_BASE_VERSION = frozenset("MTRD")
-#: How a secret starts its problem message (api.secret_problem).
+#: How a secret starts its problem message (check.secret_problem).
 SECRET_PREFIX = "holds a secret: "
 _ADDS_A_FILE = frozenset("ACR")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reliora_git.gitrepo import git
-from reliora_git.operations.api import (
+from reliora_git.operations.check import (
     CheckReport,
     FileReport,
     StoreView,
@@ -246,7 +246,7 @@ def add_secret_problems(
     Only the pragma of detect-secrets allows a finding here (``record --allow-secret``
     is not remembered anywhere): the hook and ``review`` see what would be pushed.
     """
-    from reliora_git.operations.api import secret_problem
+    from reliora_git.operations.check import secret_problem
     from reliora_git.records.credentials import (
         other_record_fields,
         record_fields,

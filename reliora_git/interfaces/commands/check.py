@@ -8,7 +8,7 @@ import typer
 
 from reliora_git.interfaces.commands.check_staged import run_check_staged
 from reliora_git.interfaces.commands.common import AllFlag, JsonFlag, RepoOption, reporting
-from reliora_git.operations import api
+from reliora_git.operations.check import check as check_store
 from reliora_git.storage.store import find_store
 
 
@@ -59,7 +59,7 @@ def check(
             raise typer.Exit(code)
         return
     with reporting(json_output):
-        report = api.check(find_store(repo), paths or None)
+        report = check_store(find_store(repo), paths or None)
         if json_output:
             print_json(report.to_json())
         else:
