@@ -472,7 +472,7 @@ class GuardTest:
 
 def run_guard_test(repo: Any, ids: Sequence[str], rev: str | None) -> GuardTest:
     """The guards of ``ids`` (default: of every active record) over the tree or a commit."""
-    from reliora_git.operations.staged import find_git_store
+    from reliora_git.storage.gitfiles import find_git_store
     from reliora_git.storage.index import open_index
 
     store = find_git_store(repo)

@@ -8,7 +8,6 @@ Nothing here writes to the index or the working tree.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from reliora_git.search.duplicates import DEFAULT_DUPLICATE_OVERLAP, DocsPool
 from reliora_git.storage.catalog import Entry, read_entry
 from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, LINK_MODE, GitFiles, is_store_file
 from reliora_git.storage.index import StoreIndex, open_index
-from reliora_git.storage.store import Store, find_store
+from reliora_git.storage.store import Store
 from reliora_git.storage.values import paused_gc
 
 if TYPE_CHECKING:
@@ -39,21 +38,6 @@ if TYPE_CHECKING:
 CHECKED_STATUSES = frozenset("ACMRT")
 #: Of those, the records that existed before (warned about likely duplicates only, §6.1).
 MODIFIED_STATUSES = frozenset("MRT")
-
-
-def find_git_store(repo: str | os.PathLike[str] | None = None) -> Store:
-    """The store, or else the top of the git work tree: for commands that read git, not disk.
-
-    ``check --staged`` and ``review`` judge what git holds, so a store that is
-    missing from the working tree (or never created there) is no reason to fail.
-    """
-    try:
-        return find_store(repo)
-    except RelioraError:
-        root = git.toplevel(Path(repo).resolve() if repo is not None else Path.cwd())
-        if root is None:
-            raise
-        return Store(root)
 
 
 @dataclass

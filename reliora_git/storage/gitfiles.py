@@ -11,8 +11,10 @@ cat-file --batch`` per round of files to parse.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from reliora_git.gitrepo import git
 from reliora_git.records.errors import RecordError, RelioraError
@@ -23,6 +25,7 @@ from reliora_git.storage.store import (
     ScannedFile,
     Store,
     decode_utf8,
+    find_store,
 )
 
 EXPERIENCES = f"{STORE_DIR}/experiences/"
@@ -142,3 +145,18 @@ def blob_text(locator: str, entry: git.IndexEntry, blobs: dict[str, git.Blob]) -
         return decode_utf8(blob.data, locator)
     except RecordError as exc:
         return exc
+
+
+def find_git_store(repo: str | os.PathLike[str] | None = None) -> Store:
+    """The store, or else the top of the git work tree: for commands that read git, not disk.
+
+    ``check --staged`` and ``review`` judge what git holds, so a store that is
+    missing from the working tree (or never created there) is no reason to fail.
+    """
+    try:
+        return find_store(repo)
+    except RelioraError:
+        root = git.toplevel(Path(repo).resolve() if repo is not None else Path.cwd())
+        if root is None:
+            raise
+        return Store(root)

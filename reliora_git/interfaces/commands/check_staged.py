@@ -23,9 +23,10 @@ def run_check_staged(
 ) -> int:
     """Check the git index; the exit code (1 for a conflict or a blocking invalid record)."""
     from reliora_git.interfaces.output import Printer, print_json
-    from reliora_git.operations.staged import check_staged, find_git_store
+    from reliora_git.operations.staged import check_staged
     from reliora_git.records.errors import RelioraError
     from reliora_git.storage.config import load_config
+    from reliora_git.storage.gitfiles import find_git_store
 
     with reporting(json_output):
         if paths:

@@ -73,8 +73,8 @@ def review(
         to_text,
     )
     from reliora_git.operations.changes import build_review
-    from reliora_git.operations.staged import find_git_store
     from reliora_git.records.errors import RelioraError
+    from reliora_git.storage.gitfiles import find_git_store
 
     as_json = output_format == "json"
     with reporting(as_json):
