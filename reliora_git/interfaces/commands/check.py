@@ -8,7 +8,6 @@ import typer
 
 from reliora_git.interfaces.commands.check_staged import run_check_staged
 from reliora_git.interfaces.commands.common import AllFlag, JsonFlag, RepoOption, reporting
-from reliora_git.operations.check import check as check_store
 from reliora_git.storage.store import find_store
 
 
@@ -58,6 +57,8 @@ def check(
         if code:
             raise typer.Exit(code)
         return
+    from reliora_git.operations.check import check as check_store  # not for the others
+
     with reporting(json_output):
         report = check_store(find_store(repo), paths or None)
         if json_output:

@@ -22,11 +22,8 @@ from reliora_git.interfaces.commands.guard import (
 )
 from reliora_git.interfaces.commands.reporting import wrote
 from reliora_git.interfaces.output import Printer, print_json
-from reliora_git.operations import api
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import Record
-from reliora_git.records.parse import parse_record
-from reliora_git.search.jsonio import record_from_json
 from reliora_git.storage.store import (
     MAX_RECORD_BYTES,
     Store,
@@ -112,6 +109,10 @@ def record(
       reliora record --title "Use date-fns, not moment" --solution "…" --task "…" \\
         --guard "from 'moment'" --guard-path "src/**/*.ts" --block
     """
+    # Imported here: the CLI imports every command's module, and the other commands
+    # need neither PyYAML (parse) nor the writers.
+    from reliora_git.operations import api
+
     as_json = json_input is not None
     with reporting(as_json):
         store = find_store(repo)
@@ -200,6 +201,8 @@ def _from_json(source: str) -> Record:
             line=exc.lineno,
             code="invalid_input",
         ) from None
+    from reliora_git.search.jsonio import record_from_json
+
     return record_from_json(data)
 
 
@@ -216,11 +219,15 @@ def _from_file(path: Path) -> Record:
         raise RelioraError(
             f"is larger than {MAX_RECORD_BYTES // 1024} KiB", path=str(path), code="invalid_input"
         )
+    from reliora_git.records.parse import parse_record
+
     return parse_record(decode_utf8(data, str(path)), str(path)).record
 
 
 def _from_editor(store: Store) -> tuple[Record, Path]:
     """Open $EDITOR on a draft inside .reliora/; an invalid draft is kept, never lost."""
+    from reliora_git.operations import api
+    from reliora_git.records.parse import parse_record
     from reliora_git.storage.template import record_template
 
     # store_folder refuses a `.drafts` that a pull request committed as a symlink, and
