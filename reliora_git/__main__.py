@@ -62,9 +62,9 @@ def main() -> None:
         from reliora_git.interfaces.commands.check_staged import run_check_staged
 
         sys.exit(run_check_staged(None, None, json_output="--json" in sys.argv))
-    from reliora_git.interfaces.cli import app
+    from reliora_git.interfaces.cli import app_for
 
-    app(prog_name="reliora")
+    app_for(sys.argv[1:])(prog_name="reliora")
 
 
 if __name__ == "__main__":

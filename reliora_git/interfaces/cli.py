@@ -1,35 +1,60 @@
-"""The `reliora` command line: the Typer app and its commands (see interfaces.commands)."""
+"""The `reliora` command line: the Typer app and its commands (see interfaces.commands).
+
+Typer builds a command's options from its function's signature each time the
+program starts, for every command the app holds: for all of them, that is most
+of a short command's start-up. So a run that names its command gets an app
+holding only the module that defines it (:func:`app_for`); help, an unknown
+command or an option first get the whole app (:data:`app`), which lists and
+suggests every command.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import importlib
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any
 
 import typer
 
 from reliora_git import __version__
-from reliora_git.interfaces.commands import (
-    agent,
-    basic,
-    brief,
-    check,
-    guard,
-    hooks,
-    lifecycle,
-    mcp,
-    org,
-    record,
-    review,
-)
 from reliora_git.interfaces.commands.common import JsonAwareGroup
 
-app = typer.Typer(
-    name="reliora",
-    cls=JsonAwareGroup,
-    no_args_is_help=True,
-    add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
+#: Each command (or group) name → the module of interfaces.commands that registers it.
+COMMAND_MODULES: dict[str, str] = {
+    "init": "basic",
+    "search": "basic",
+    "show": "basic",
+    "list": "basic",
+    "feedback": "basic",
+    "brief": "brief",
+    "record": "record",
+    "update": "lifecycle",
+    "edit": "lifecycle",
+    "retire": "lifecycle",
+    "stale": "lifecycle",
+    "about": "lifecycle",
+    "check": "check",
+    "guard": "guard",
+    "hooks": "hooks",
+    "review": "review",
+    "mcp": "mcp",
+    "org": "org",
+    "agent": "agent",
+    "hook": "agent",
+}
+#: The modules in the order their commands are listed by ``reliora --help``.
+MODULES = (
+    "basic",
+    "brief",
+    "record",
+    "lifecycle",
+    "check",
+    "guard",
+    "hooks",
+    "review",
+    "mcp",
+    "org",
+    "agent",
 )
 
 
@@ -39,7 +64,6 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def main(
     version: Annotated[
         bool,
@@ -54,5 +78,33 @@ def main(
     """
 
 
-for module in (basic, brief, record, lifecycle, check, guard, hooks, review, mcp, org, agent):
-    module.register(app)
+def build_app(modules: Iterable[str] = MODULES) -> typer.Typer:
+    """The app with the commands of ``modules`` (names in interfaces.commands)."""
+    built = typer.Typer(
+        name="reliora",
+        cls=JsonAwareGroup,
+        no_args_is_help=True,
+        add_completion=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+    )
+    # A callback keeps the app a group even with one command (else Typer would run
+    # that command without its name).
+    built.callback()(main)
+    for name in modules:
+        importlib.import_module(f"reliora_git.interfaces.commands.{name}").register(built)
+    return built
+
+
+def app_for(args: Sequence[str]) -> typer.Typer:
+    """The app to run ``reliora ARGS`` with: only the named command's module, if it names one."""
+    module = COMMAND_MODULES.get(args[0]) if args else None
+    return build_app([module] if module is not None else MODULES)
+
+
+def __getattr__(name: str) -> Any:
+    # ``app``, the whole app, is built when asked for (tests and docs read it).
+    if name == "app":
+        return build_app()
+    raise AttributeError(name)
