@@ -13,7 +13,7 @@ from reliora_git.operations import api
 from reliora_git.operations import check as check_op
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.feedback import parse_event
-from reliora_git.records.parse import parse_record, render_record
+from reliora_git.records.parse import FieldNotWritable, parse_record, render_record
 from reliora_git.storage.catalog import load_catalog, read_entry
 from reliora_git.storage.store import Store, decode_utf8
 from reliora_git.storage.template import init_store
@@ -152,10 +152,15 @@ def _parse_or_record_error(text: str) -> None:
         assert exc.path == "fuzz.md"
         assert exc.message
         return
-    # Whatever parsed can be validated, rendered and shown without an exception.
+    # Whatever parsed can be validated, rendered and shown without an exception, except
+    # that a render which would not read back the same (a field that opens a code fence
+    # and never closes it, before another section) is refused with a message naming it.
     entry = read_entry("fuzz.md", text)
     assert entry.record is not None
-    render_record(parsed.record)
+    try:
+        render_record(parsed.record)
+    except FieldNotWritable as exc:
+        assert exc.field and exc.message.startswith(f"the field {exc.field} ")
     one_line(parsed.record.title)
     for value in (parsed.record.task, parsed.record.solution, *parsed.record.problems):
         assert "\x1b" not in clean(value)
