@@ -3,9 +3,9 @@
 
 Usage (from the repository root, with the package installed in the interpreter you use):
 
-    python bench/secrets.py                 # every case, 3 runs each, default plugins
-    python bench/secrets.py --entropy       # with the entropy plugins too
-    python bench/secrets.py --runs 5 --out secrets.json
+    python bench/secret_scan.py                 # every case, 3 runs each, default plugins
+    python bench/secret_scan.py --entropy       # with the entropy plugins too
+    python bench/secret_scan.py --runs 5 --out secrets.json
 
 Cases (each 1 MiB = 1,048,576 characters):
 
