@@ -127,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import anyio
         import mcp  # noqa: F401
-    except ImportError:
-        print(f"mcp_client: the mcp package is not installed in {sys.executable}", file=sys.stderr)
+    except ImportError as error:  # missing, or shadowed by a file beside a script
+        print(f"mcp_client: cannot import mcp in {sys.executable}: {error}", file=sys.stderr)
         return 3
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
         try:
