@@ -74,6 +74,14 @@ def test_each_kind_is_found_escaped_and_removed(name: str) -> None:
     assert clean(text) == "ab"
 
 
+def test_a_warning_names_each_kind_once() -> None:
+    from reliora_git.records.text import describe_invisible
+
+    assert describe_invisible("a\u200b\u200bb\u200b") == "3 invisible characters (U+200B)"
+    many = "\u200b\u200d\u2060\ufeff\u200b"
+    assert describe_invisible(many) == "5 invisible characters (U+200B, U+200D, U+2060, …)"
+
+
 def test_visible_text_is_left_alone() -> None:
     text = "Tab\tand newline\nstay; é, ß, 中文, emoji 🔥, math ∑ and the replacement char \ufffd"
     assert not has_invisible(text)

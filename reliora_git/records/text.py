@@ -68,9 +68,14 @@ def remove_invisible(text: str) -> str:
 
 
 def describe_invisible(text: str) -> str:
-    """``3 invisible characters (U+E0049, U+E0067, U+200B)``: what a warning says of ``text``."""
+    """``3 invisible characters (U+E0049, U+E0067, U+200B)``: what a warning says of ``text``.
+
+    Each kind is named once, in the order first seen (a run of one zero-width
+    space is ``(U+200B)``, not that name three times).
+    """
     found = invisible_characters(text)
-    names = [code_point(char) for _, char in found[:SHOWN_CODE_POINTS]]
-    more = ", …" if len(found) > SHOWN_CODE_POINTS else ""
+    kinds = list(dict.fromkeys(code_point(char) for _, char in found))
+    names = kinds[:SHOWN_CODE_POINTS]
+    more = ", …" if len(kinds) > SHOWN_CODE_POINTS else ""
     plural = "s" if len(found) != 1 else ""
     return f"{len(found)} invisible character{plural} ({', '.join(names)}{more})"
