@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from reliora_git.operations import agents, jsonedit
+from reliora_git.operations.agentfiles import MD_BEGIN, MD_END
+from reliora_git.operations.clients.instructions import BLOCK
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
@@ -55,7 +57,7 @@ def only_insertions(before: str, after: str) -> bool:
     return all(tag in ("equal", "insert") for tag, *_ in matcher.get_opcodes())
 
 
-ALL_FILES = [f.path for f in agents.CLIENT_FILES]
+ALL_FILES = list(dict.fromkeys(f.path for f in agents.client_files()))
 
 
 def test_install_keeps_other_hooks_keys_and_text_and_uninstall_restores_the_bytes(
@@ -115,7 +117,7 @@ def test_files_install_created_are_removed_with_their_folders(repo: Path, cli: C
     assert {f["action"] for f in json.loads(done.stdout)["files"]} == {"created"}
     rule = (repo / ".cursor/rules/reliora.mdc").read_text()
     assert rule.startswith("---\ndescription: ") and "\nalwaysApply: true\n---\n" in rule
-    assert agents.BEGIN in (repo / ".github/copilot-instructions.md").read_text()
+    assert MD_BEGIN in (repo / ".github/copilot-instructions.md").read_text()
     assert cli("agent", "uninstall").returncode == 0
     assert sorted(p.name for p in repo.iterdir()) == [".git"]
 
@@ -154,12 +156,12 @@ def test_a_reliora_server_of_their_own_is_kept(repo: Path, cli: Cli) -> None:
 
 
 def test_an_updated_block_is_replaced_in_place(repo: Path, cli: Cli) -> None:
-    old = f"# Agents\n\n{agents.BEGIN}\nold advice\n{agents.END}\n\n## Style\nTabs.\n"
+    old = f"# Agents\n\n{MD_BEGIN}\nold advice\n{MD_END}\n\n## Style\nTabs.\n"
     write(repo, {"AGENTS.md": old})
     assert cli("agent", "status", "--json").returncode == 0
     cli("agent", "install", "codex")
     text = (repo / "AGENTS.md").read_text()
-    assert text == "# Agents\n\n" + agents.BLOCK + "\n## Style\nTabs.\n"
+    assert text == "# Agents\n\n" + BLOCK + "\n## Style\nTabs.\n"
 
 
 def test_crlf_files_keep_their_line_endings(repo: Path, cli: Cli) -> None:
@@ -223,7 +225,7 @@ def test_status_names_each_file_state_and_path(repo: Path, cli: Cli) -> None:
 def test_install_prints_next_steps(repo: Path, cli: Cli) -> None:
     done = cli("agent", "install")
     assert "Next steps:" in done.stdout
-    assert "git add .claude/settings.json .mcp.json AGENTS.md" in done.stdout
+    assert "git add .claude/settings.json .mcp.json CLAUDE.md AGENTS.md" in done.stdout
     assert "reliora hooks install" in done.stdout
 
 

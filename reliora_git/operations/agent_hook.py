@@ -28,17 +28,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from reliora_git.operations.clients.base import HookEvent, HookInputError
+
+__all__ = ["GitPlaces", "HookEvent", "HookInputError", "answer", "parse_event"]
 from reliora_git.records.errors import RelioraError
 
-#: Claude Code's tools that read or write one file, and the tool_input field naming it.
-FILE_TOOLS = {
-    "Read": "file_path",
-    "Edit": "file_path",
-    "MultiEdit": "file_path",
-    "Write": "file_path",
-    "NotebookEdit": "notebook_path",
-}
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse")
 #: Lessons at session start: a short brief (the branch's files may be many).
 SESSION_START_LIMIT = 3
 LOG_NAME = "hook.log"
@@ -55,20 +49,6 @@ WARM_LOCK_AGE = 600
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
-class HookInputError(Exception):
-    """The client's JSON is not what its documentation describes."""
-
-
-@dataclass(frozen=True)
-class HookRequest:
-    event: str
-    session: str
-    cwd: Path
-    prompt: str = ""
-    tool: str = ""
-    file: str = ""
-
-
 @dataclass(frozen=True)
 class GitPlaces:
     """The work tree's top and our folder in the git directory (None outside git)."""
@@ -77,8 +57,11 @@ class GitPlaces:
     state: Path | None
 
 
-def parse_request(raw: bytes) -> HookRequest:
-    """The hook input, checked against the documented fields; HookInputError otherwise."""
+def parse_event(raw: bytes, client: str) -> HookEvent:
+    """The hook input of ``client``, read by its module; HookInputError when it is not an
+    event that client's documentation describes."""
+    from reliora_git.operations import clients
+
     if not raw.strip():
         raise HookInputError("no JSON on stdin")
     try:
@@ -87,30 +70,11 @@ def parse_request(raw: bytes) -> HookRequest:
         raise HookInputError("stdin is not JSON") from None
     if not isinstance(data, dict):
         raise HookInputError("stdin is not a JSON object")
-    event = data.get("hook_event_name")
-    if event not in EVENTS:
-        raise HookInputError(f"unknown event {mask(str(event))}")
-    cwd_value = data.get("cwd")
-    cwd = Path(cwd_value) if isinstance(cwd_value, str) and cwd_value else Path.cwd()
-    if not cwd.is_dir():  # a folder since removed: the hook runs in the project folder
-        cwd = Path.cwd()
-    session = data.get("session_id")
-    session = session if isinstance(session, str) else ""
-    prompt = data.get("prompt")
-    tool = data.get("tool_name")
-    tool_input = data.get("tool_input")
-    file = ""
-    if isinstance(tool, str) and tool in FILE_TOOLS and isinstance(tool_input, dict):
-        value = tool_input.get(FILE_TOOLS[tool])
-        file = value if isinstance(value, str) else ""
-    return HookRequest(
-        event,
-        session,
-        cwd,
-        prompt=prompt if isinstance(prompt, str) else "",
-        tool=tool if isinstance(tool, str) else "",
-        file=file,
-    )
+    try:
+        module = clients.load(client)
+    except KeyError:
+        raise HookInputError(f"no hooks are defined for client {mask(client)!r}") from None
+    return module.parse_event(data, Path.cwd())
 
 
 def git_places(cwd: Path) -> GitPlaces:
@@ -144,29 +108,32 @@ def repo_relative(file: str, cwd: Path, top: Path | None) -> str | None:
     return None
 
 
-def answer(request: HookRequest, places: GitPlaces) -> str:
-    """The brief text for ``request`` ("" for nothing); RelioraError for a store problem."""
-    relative: str | None = None
-    if request.event == "PreToolUse":
-        if request.tool not in FILE_TOOLS or not request.file:
+def answer(event: HookEvent, places: GitPlaces) -> str:
+    """The text to push for ``event`` ("" for nothing); RelioraError for a store problem."""
+    relative: list[str] = []
+    if event.kind == "file":
+        for file in event.files:
+            found = repo_relative(file, event.cwd, places.top)
+            if found is None or found == ".reliora" or found.startswith(".reliora/"):
+                continue
+            relative.append(found)
+        if not relative:
             return ""
-        relative = repo_relative(request.file, request.cwd, places.top)
-        if relative is None or relative == ".reliora" or relative.startswith(".reliora/"):
-            return ""
-        if places.state is not None and not first_time(places.state, request.session, relative):
-            return ""  # answered before the brief's modules are even imported
+        if places.state is not None:
+            relative = [r for r in relative if first_time(places.state, event.session, r)]
+            if not relative:
+                return ""  # answered before the brief's modules are even imported
     # Imported here: a file already briefed in this session needs none of it.
     from reliora_git.operations.brief import brief
     from reliora_git.storage.store import find_store
 
-    if request.event == "PreToolUse":
-        assert relative is not None
-        return brief(find_store(cwd=request.cwd), files=[relative]).text()
-    if request.event == "UserPromptSubmit":
-        if not request.prompt.strip():
+    if event.kind == "file":
+        return brief(find_store(cwd=event.cwd), files=relative).text()
+    if event.kind == "prompt":
+        if not event.prompt.strip():
             return ""
-        return brief(find_store(cwd=request.cwd), task=request.prompt).text()
-    store = find_store(cwd=request.cwd)  # SessionStart
+        return brief(find_store(cwd=event.cwd), task=event.prompt).text()
+    store = find_store(cwd=event.cwd)  # session start
     if places.state is not None:
         prune_sessions(places.state / SESSIONS)
     return brief(store, changes=True, limit=SESSION_START_LIMIT).text()
@@ -224,11 +191,6 @@ def warm(cwd: Path) -> None:
         if places.state is not None:
             with contextlib.suppress(OSError):
                 (places.state / WARM_LOCK).unlink()
-
-
-def client_output(event: str, text: str) -> str:
-    """Claude Code's documented JSON for adding context (``additionalContext``)."""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
 # --- the session state ------------------------------------------------------------------------

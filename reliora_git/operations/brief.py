@@ -140,7 +140,22 @@ class Brief:
 # --- selection -----------------------------------------------------------------------------
 
 
-def brief(
+@dataclass
+class Selection:
+    """The lessons chosen for a situation, in order, before any rendering."""
+
+    index: StoreIndex
+    #: The files named or changed, top-relative.
+    files: list[str]
+    lessons: list[Lesson]
+    #: The task ranking's hits above the floor (active records), best first.
+    hits: list[TaskHit]
+    retired: int
+    #: Records with a score in this store, for the confidence rule (search/confidence.py).
+    total: int
+
+
+def select(
     store: Store,
     task: str = "",
     *,
@@ -148,25 +163,12 @@ def brief(
     files: Sequence[str] = (),
     changes: bool = False,
     base: str | None = None,
-    budget: int | None = None,
     limit: int = DEFAULT_LIMIT,
     index: StoreIndex | None = None,
     settings: Settings | None = None,
-) -> Brief:
-    """The brief for a task, files about to be edited, and/or this branch's changes."""
-    if not (task.strip() or query.strip() or files or changes):
-        raise RelioraError(
-            "a brief needs a task, --file PATH or --changes (reliora brief --help)",
-            code="usage",
-        )
-    if limit < 1:
-        raise RelioraError("--limit must be at least 1", code="usage")
-    if budget is None:
-        from reliora_git.storage.config import load_config
-
-        budget = load_config(store).brief_budget
-    if budget < MIN_BUDGET:
-        raise RelioraError(f"--budget must be at least {MIN_BUDGET} tokens", code="usage")
+) -> Selection:
+    """The lessons about the files (newest first), then those the task ranks above the floor."""
+    require_situation(task, query, files, changes, limit)
     index = index or open_index(store)
     wanted = _files(store, files, changes, base)
     lessons, retired = _about(index, wanted)
@@ -190,14 +192,70 @@ def brief(
         if hit.doc.id not in chosen:
             lessons.append(_lesson_of(hit))
             chosen.add(hit.doc.id)
-    result = Brief(task, wanted, budget, retired_matches=len(retired))
+    total = sum(doc is not None for doc in index.inverted.docs)
+    return Selection(index, wanted, lessons, hits, len(retired), total)
+
+
+def brief(
+    store: Store,
+    task: str = "",
+    *,
+    query: str = "",
+    files: Sequence[str] = (),
+    changes: bool = False,
+    base: str | None = None,
+    budget: int | None = None,
+    limit: int = DEFAULT_LIMIT,
+    index: StoreIndex | None = None,
+    settings: Settings | None = None,
+) -> Brief:
+    """The brief for a task, files about to be edited, and/or this branch's changes."""
+    require_situation(task, query, files, changes, limit)
+    budget = check_budget(store, budget)
+    chosen = select(
+        store,
+        task,
+        query=query,
+        files=files,
+        changes=changes,
+        base=base,
+        limit=limit,
+        index=index,
+        settings=settings,
+    )
+    result = Brief(task, chosen.files, budget, retired_matches=chosen.retired)
+    lessons = chosen.lessons
     if not lessons:
         return result
-    _add_freshness(store, index, lessons)
+    add_freshness(store, chosen.index, lessons)
     for lesson in lessons:
-        _render(lesson, index)
+        _render(lesson, chosen.index)
     _fit(result, lessons)
     return result
+
+
+def require_situation(
+    task: str, query: str, files: Sequence[str], changes: bool, limit: int
+) -> None:
+    """A usage error unless there is something to brief on, and a limit of at least 1."""
+    if not (task.strip() or query.strip() or files or changes):
+        raise RelioraError(
+            "a brief needs a task, --file PATH or --changes (reliora brief --help)",
+            code="usage",
+        )
+    if limit < 1:
+        raise RelioraError("--limit must be at least 1", code="usage")
+
+
+def check_budget(store: Store, budget: int | None) -> int:
+    """``budget``, or the store's ``brief_budget``; a usage error below MIN_BUDGET."""
+    if budget is None:
+        from reliora_git.storage.config import load_config
+
+        budget = load_config(store).brief_budget
+    if budget < MIN_BUDGET:
+        raise RelioraError(f"--budget must be at least {MIN_BUDGET} tokens", code="usage")
+    return budget
 
 
 def _lesson_of(hit: TaskHit) -> Lesson:
@@ -266,7 +324,7 @@ def _about(index: StoreIndex, wanted: list[str]) -> tuple[list[Lesson], set[str]
     return [lesson for _, _, lesson in found], retired
 
 
-def _add_freshness(store: Store, index: StoreIndex, lessons: list[Lesson]) -> None:
+def add_freshness(store: Store, index: StoreIndex, lessons: list[Lesson]) -> None:
     """Each lesson's freshness from git history (one ``git log`` for all that have paths)."""
     from reliora_git.operations.history import Subject, freshness
 

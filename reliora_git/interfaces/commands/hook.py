@@ -21,7 +21,6 @@ from pathlib import Path
 DEADLINE = 2.0
 #: The most stdin the hook reads: a prompt with pasted logs fits, a runaway stream does not.
 MAX_INPUT = 1024 * 1024
-HOOK_CLIENTS = ("claude-code",)
 
 
 def _deadline() -> float:
@@ -67,18 +66,18 @@ def run_hook(client: str = "claude-code") -> int:
             try:
                 if len(raw) > MAX_INPUT:
                     raise agent_hook.HookInputError(f"stdin is larger than {MAX_INPUT // 1024} KiB")
-                request = agent_hook.parse_request(raw)
+                event = agent_hook.parse_event(raw, client)
             except agent_hook.HookInputError:
                 work.state = agent_hook.git_places(Path.cwd()).state
                 raise
-            work.event, work.cwd = request.event, request.cwd
-            places = agent_hook.git_places(request.cwd)
+            work.event, work.cwd = event.name, event.cwd
+            places = agent_hook.git_places(event.cwd)
             work.state = places.state
-            if client not in HOOK_CLIENTS:
-                raise agent_hook.HookInputError(f"no hooks are defined for client {client!r}")
-            text = agent_hook.answer(request, places)
+            text = agent_hook.answer(event, places)
             if text:
-                work.output = agent_hook.client_output(request.event, text)
+                from reliora_git.operations import clients
+
+                work.output = clients.load(client).render_output(event, text)
         except BaseException as error:  # every failure is a log line, never a crash
             agent_hook.log(work.state, client, work.event, agent_hook.describe(error))
 

@@ -1,0 +1,429 @@
+"""Pure editors of the files agent clients read: text in, text out, every other byte kept.
+
+`agent install` writes into files people keep by hand (SPEC.md §14.1). Each
+editor here is a triple of pure functions ``(install, uninstall, state)``,
+each taking the file's current text (None when the file does not exist) and
+its name for error messages:
+
+* ``install(text, name) -> text``: our entries added (nothing when present);
+* ``uninstall(text, name) -> text | None``: exactly what install added removed
+  (None: the file is left empty, delete it);
+* ``state(text, name) -> str``: ``absent``, ``not installed``, ``partial``,
+  ``installed`` or ``outdated``.
+
+Our entries are recognised by what they are — a hook command that runs
+``reliora hook``, an MCP server that runs ``reliora mcp``, marker lines — so
+nothing is kept outside the files. JSON is edited through :mod:`jsonedit`
+(insertions and deletions at parsed positions, never a re-serialisation);
+Markdown and TOML through a block between two marker lines.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from reliora_git.operations import jsonedit
+from reliora_git.operations.jsonedit import PathStep
+from reliora_git.records.errors import RelioraError
+
+Install = Callable[[str | None, str], str]
+Uninstall = Callable[[str | None, str], str | None]
+State = Callable[[str | None, str], str]
+
+
+class Editor(NamedTuple):
+    install: Install
+    uninstall: Uninstall
+    state: State
+
+
+#: What marks a hook entry as ours: the command runs `reliora hook`.
+HOOK_MARK = "reliora hook"
+
+
+def is_our_hook(value: Any) -> bool:
+    """A hook entry whose command (any string field: `command`, `bash`) runs `reliora hook`."""
+    return isinstance(value, dict) and any(
+        isinstance(field, str) and HOOK_MARK in field for field in value.values()
+    )
+
+
+# --- JSON helpers -------------------------------------------------------------------------------
+
+
+def value_of(text: str, node: jsonedit.Node) -> Any:
+    return json.loads(text[node.start : node.end])
+
+
+def root_object(text: str, name: str) -> jsonedit.Node:
+    jsonedit.parse(text, name)
+    node = jsonedit.root(text)
+    if node.kind != "object":
+        raise RelioraError(
+            "is not a JSON object; fix it, then run again", path=name, code="invalid_input"
+        )
+    return node
+
+
+def object_at(text: str, path: tuple[PathStep, ...], name: str) -> jsonedit.Node | None:
+    node = jsonedit.resolve(text, path)
+    if node is not None and node.kind != "object":
+        where = ".".join(str(step) for step in path)
+        raise RelioraError(
+            f"'{where}' is not a JSON object; fix it, then run again",
+            path=name,
+            code="invalid_input",
+        )
+    return node
+
+
+def array_at(text: str, path: tuple[PathStep, ...], name: str) -> jsonedit.Node | None:
+    node = jsonedit.resolve(text, path)
+    if node is not None and node.kind != "array":
+        where = ".".join(str(step) for step in path)
+        raise RelioraError(
+            f"'{where}' is not a JSON array; fix it, then run again",
+            path=name,
+            code="invalid_input",
+        )
+    return node
+
+
+def remove_cascading(text: str, path: tuple[PathStep, ...], keep: int) -> str:
+    """Remove the node at ``path``, then each container it leaves empty, down to depth ``keep``."""
+    while len(path) > keep:
+        parent = jsonedit.resolve(text, path[:-1])
+        assert parent is not None
+        step = path[-1]
+        index = jsonedit.key_index(parent, step) if isinstance(step, str) else step
+        assert index is not None
+        text = jsonedit.remove(text, parent, index)
+        parent = jsonedit.resolve(text, path[:-1])
+        if parent is None or parent.children:
+            break
+        path = path[:-1]
+    return text
+
+
+def emptied(text: str, leftover: dict[str, Any] | None = None) -> str | None:
+    """None (remove the file) when nothing is left but an empty object, or ``leftover``
+    (top-level members install itself created, such as ``"version": 1``)."""
+    value = json.loads(text)
+    if value == {} or (leftover is not None and value == leftover):
+        return None
+    return text
+
+
+def _ensure_object(
+    text: str, path: tuple[str, ...], name: str, value: dict[str, Any]
+) -> tuple[str, bool]:
+    """``text`` with ``value`` at ``path`` when nothing is there (True), else unchanged (False).
+
+    The missing part of ``path`` is created with ``value`` nested inside it in one insertion,
+    so that uninstall can remove it in one go.
+    """
+    for depth in range(len(path)):
+        if object_at(text, path[: depth + 1], name) is None:
+            nested: Any = value
+            for step in reversed(path[depth + 1 :]):
+                nested = {step: nested}
+            parent = jsonedit.resolve(text, path[:depth]) if depth else root_object(text, name)
+            assert parent is not None
+            return jsonedit.append(text, parent, nested, key=path[depth]), True
+    return text, False
+
+
+# --- Claude-shaped hooks: {"hooks": {Event: [{"matcher": m, "hooks": [entry]}]}} -------------
+
+
+def _group(matcher: str | None, entry: dict[str, Any]) -> dict[str, Any]:
+    group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+    group["hooks"] = [entry]
+    return group
+
+
+def _group_is_ours(value: Any) -> bool:
+    hooks = value.get("hooks") if isinstance(value, dict) else None
+    return isinstance(hooks, list) and any(is_our_hook(h) for h in hooks)
+
+
+def grouped_hooks(
+    events: Sequence[tuple[str, str | None]],
+    entry: dict[str, Any],
+    top: dict[str, Any] | None = None,
+) -> Editor:
+    """Hooks as Claude Code, Codex and Gemini CLI lay them out: under ``hooks``, each event a
+    list of groups of a ``matcher`` (None: no matcher) and ``hooks`` entries; ``top`` are
+    members a new file starts with."""
+    wanted = {event: _group(matcher, entry) for event, matcher in events}
+
+    def install(text: str | None, name: str) -> str:
+        if text is None:
+            document = {**(top or {}), "hooks": {e: [g] for e, g in wanted.items()}}
+            return json.dumps(document, indent=2) + "\n"
+        root = root_object(text, name)
+        if object_at(text, ("hooks",), name) is None:
+            return jsonedit.append(text, root, {e: [g] for e, g in wanted.items()}, key="hooks")
+        for event, group in wanted.items():
+            hooks = object_at(text, ("hooks",), name)
+            assert hooks is not None
+            groups = array_at(text, ("hooks", event), name)
+            if groups is None:
+                text = jsonedit.append(text, hooks, [group], key=event)
+            elif not any(_group_is_ours(value_of(text, g)) for g in groups.children):
+                text = jsonedit.append(text, groups, group)
+        return text
+
+    def uninstall(text: str | None, name: str) -> str | None:
+        if text is None:
+            return None
+        root_object(text, name)
+        while (found := _find_grouped(text)) is not None:
+            entries = jsonedit.resolve(text, found[:-1])
+            assert entries is not None
+            if len(entries.children) == 1:  # the group runs only our hook: the group goes
+                text = remove_cascading(text, found[:-2], keep=0)
+            else:  # someone added their hook to our group: only ours goes
+                text = remove_cascading(text, found, keep=len(found) - 1)
+        return emptied(text, top)
+
+    def state(text: str | None, name: str) -> str:
+        if text is None:
+            return "absent"
+        root_object(text, name)
+        present = 0
+        for event in wanted:
+            groups = jsonedit.resolve(text, ("hooks", event))
+            if groups is not None and groups.kind == "array":
+                present += any(_group_is_ours(value_of(text, g)) for g in groups.children)
+        if present == len(wanted):
+            return "installed"
+        return "partial" if present or _find_grouped(text) else "not installed"
+
+    return Editor(install, uninstall, state)
+
+
+def _find_grouped(text: str) -> tuple[PathStep, ...] | None:
+    hooks = jsonedit.resolve(text, ("hooks",))
+    if hooks is None or hooks.keys is None:
+        return None
+    for event in dict.fromkeys(hooks.keys):
+        groups = jsonedit.resolve(text, ("hooks", event))
+        if groups is None or groups.kind != "array":
+            continue
+        for g in range(len(groups.children)):
+            entries = jsonedit.resolve(text, ("hooks", event, g, "hooks"))
+            if entries is None or entries.kind != "array":
+                continue
+            for h, item in enumerate(entries.children):
+                if is_our_hook(value_of(text, item)):
+                    return ("hooks", event, g, "hooks", h)
+    return None
+
+
+# --- flat hooks: {"version": 1, "hooks": {event: [entry]}} (Copilot, Cursor) -----------------
+
+
+def flat_hooks(
+    events: Sequence[str], entry: dict[str, Any], top: dict[str, Any] | None = None
+) -> Editor:
+    """Hooks as a list of entries per event under ``hooks``; ``top`` are the members a new
+    file starts with (e.g. ``{"version": 1}``), removed with the file when nothing else is left."""
+
+    def install(text: str | None, name: str) -> str:
+        if text is None:
+            document = {**(top or {}), "hooks": {e: [entry] for e in events}}
+            return json.dumps(document, indent=2) + "\n"
+        root = root_object(text, name)
+        if object_at(text, ("hooks",), name) is None:
+            return jsonedit.append(text, root, {e: [entry] for e in events}, key="hooks")
+        for event in events:
+            hooks = object_at(text, ("hooks",), name)
+            assert hooks is not None
+            entries = array_at(text, ("hooks", event), name)
+            if entries is None:
+                text = jsonedit.append(text, hooks, [entry], key=event)
+            elif not any(is_our_hook(value_of(text, e)) for e in entries.children):
+                text = jsonedit.append(text, entries, entry)
+        return text
+
+    def uninstall(text: str | None, name: str) -> str | None:
+        if text is None:
+            return None
+        root_object(text, name)
+        while (found := _find_flat(text)) is not None:
+            text = remove_cascading(text, found, keep=0)
+        return emptied(text, top)
+
+    def state(text: str | None, name: str) -> str:
+        if text is None:
+            return "absent"
+        root_object(text, name)
+        present = 0
+        for event in events:
+            entries = jsonedit.resolve(text, ("hooks", event))
+            if entries is not None and entries.kind == "array":
+                present += any(is_our_hook(value_of(text, e)) for e in entries.children)
+        if present == len(events):
+            return "installed"
+        return "partial" if present or _find_flat(text) else "not installed"
+
+    return Editor(install, uninstall, state)
+
+
+def _find_flat(text: str) -> tuple[PathStep, ...] | None:
+    hooks = jsonedit.resolve(text, ("hooks",))
+    if hooks is None or hooks.keys is None:
+        return None
+    for event in dict.fromkeys(hooks.keys):
+        entries = jsonedit.resolve(text, ("hooks", event))
+        if entries is None or entries.kind != "array":
+            continue
+        for h, item in enumerate(entries.children):
+            if is_our_hook(value_of(text, item)):
+                return ("hooks", event, h)
+    return None
+
+
+# --- MCP servers ------------------------------------------------------------------------------
+
+MCP_NAME = "reliora"
+MCP_SERVER: dict[str, Any] = {"command": "reliora", "args": ["mcp"]}
+
+
+def is_our_server(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    command = str(value.get("command", ""))
+    args = value.get("args")
+    return (
+        Path(command).name.startswith("reliora") and isinstance(args, list) and args[:1] == ["mcp"]
+    )
+
+
+def mcp_servers(
+    key: tuple[str, ...] = ("mcpServers",), server: dict[str, Any] | None = None
+) -> Editor:
+    """Our server as member ``reliora`` of the object at ``key`` (most clients: mcpServers)."""
+    server = server or MCP_SERVER
+    where = (*key, MCP_NAME)
+
+    def install(text: str | None, name: str) -> str:
+        if text is None:
+            nested: Any = {MCP_NAME: server}
+            for step in reversed(key):
+                nested = {step: nested}
+            return json.dumps(nested, indent=2) + "\n"
+        root_object(text, name)
+        text, created = _ensure_object(text, key, name, {MCP_NAME: server})
+        if created:
+            return text
+        servers = object_at(text, key, name)
+        assert servers is not None
+        if jsonedit.key_index(servers, MCP_NAME) is None:
+            return jsonedit.append(text, servers, server, key=MCP_NAME)
+        return text  # a `reliora` server is there already (perhaps with --repo): kept as it is
+
+    def uninstall(text: str | None, name: str) -> str | None:
+        if text is None:
+            return None
+        root_object(text, name)
+        found = jsonedit.resolve(text, where)
+        if found is None or not is_our_server(value_of(text, found)):
+            return text
+        return emptied(remove_cascading(text, where, keep=0))
+
+    def state(text: str | None, name: str) -> str:
+        if text is None:
+            return "absent"
+        root_object(text, name)
+        found = jsonedit.resolve(text, where)
+        if found is None:
+            return "not installed"
+        return "installed" if is_our_server(value_of(text, found)) else "another 'reliora' server"
+
+    return Editor(install, uninstall, state)
+
+
+# --- a block between two marker lines (Markdown, TOML) -----------------------------------------
+
+MD_BEGIN = "<!-- reliora:begin -->"
+MD_END = "<!-- reliora:end -->"
+
+
+def block_span(text: str, name: str, begin: str, end: str) -> tuple[int, int] | None:
+    """Where the block is: from its begin line to after its end line; None when absent."""
+    start = stop = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped == begin and start is None:
+            start = offset
+        elif stripped == end and start is not None:
+            stop = offset + len(line)
+            break
+        offset += len(line)
+    if start is None:
+        return None
+    if stop is None:
+        raise RelioraError(
+            f"has a `{begin}` line without `{end}` after it; fix it by hand, then run again",
+            path=name,
+            line=text.count("\n", 0, start) + 1,
+            code="invalid_input",
+        )
+    return start, stop
+
+
+def marked_block(
+    block: str, begin: str = MD_BEGIN, end: str = MD_END, empty: str = ""
+) -> Editor:
+    """``block`` (which starts with the ``begin`` line and ends with the ``end`` line) kept in a
+    file; ``empty`` is what a file install created holds around it (a rule's front matter)."""
+
+    def install(text: str | None, name: str) -> str:
+        if text is None or text == "":
+            return empty + "\n" + block if empty else block
+        span = block_span(text, name, begin, end)
+        if span is not None:
+            return text[: span[0]] + block + text[span[1] :]  # updated in place
+        # One newline before the block: a blank line after text that ends with one
+        # (uninstall takes exactly that newline away again).
+        return text + "\n" + block
+
+    def uninstall(text: str | None, name: str) -> str | None:
+        if text is None:
+            return None
+        span = block_span(text, name, begin, end)
+        if span is None:
+            return text
+        before, after = text[: span[0]], text[span[1] :]
+        if before.endswith("\n\n") or (after == "" and before.endswith("\n")):
+            before = before[:-1]  # the newline install put before the block
+        rest = before + after
+        return None if rest in ("", empty) else rest
+
+    def state(text: str | None, name: str) -> str:
+        if text is None:
+            return "absent"
+        span = block_span(text, name, begin, end)
+        if span is None:
+            return "not installed"
+        held = text[span[0] : span[1]].rstrip("\n")
+        return "installed" if held == block.rstrip("\n") else "outdated"
+
+    return Editor(install, uninstall, state)
+
+
+TOML_BEGIN = "# reliora:begin"
+TOML_END = "# reliora:end"
+
+
+def toml_table(header: str, body: str) -> Editor:
+    """A TOML table ``[header]`` with ``body`` (key = value lines), between marker comments,
+    appended at the end of the file (a table runs to the next header, so it is self-contained)."""
+    block = f"{TOML_BEGIN}\n[{header}]\n{body.rstrip()}\n{TOML_END}\n"
+    return marked_block(block, TOML_BEGIN, TOML_END)

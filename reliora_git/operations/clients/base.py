@@ -1,0 +1,84 @@
+"""What every agent client module provides, and the hook event they all read into.
+
+Pure: no file is read here; the client modules parse JSON that has already
+been read, and their file editors take and return text (operations/agentfiles.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class HookInputError(Exception):
+    """The client's JSON is not what its documentation describes (logged, never printed)."""
+
+
+#: The kinds of moment a hook event is: the session starts, a prompt is sent, a file tool runs.
+KINDS = ("session", "prompt", "file")
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """One hook event of any client, in the terms the push needs."""
+
+    kind: str
+    #: The client's own event name (some outputs must echo it).
+    name: str
+    session: str
+    cwd: Path
+    prompt: str = ""
+    #: Paths as the client gave them: absolute, or relative to ``cwd``.
+    files: tuple[str, ...] = ()
+    #: The tool reads the file(s), not only edits them (a read may bring a lesson in full).
+    reads: bool = False
+
+
+@dataclass(frozen=True)
+class ClientFile:
+    """A project file a client reads, and the pure editor of our entries in it."""
+
+    client: str
+    #: Relative to the repository root, with /.
+    path: str
+    install: Callable[[str | None, str], str]
+    uninstall: Callable[[str | None, str], str | None]
+    state: Callable[[str | None, str], str]
+
+
+class ClientModule(Protocol):
+    """The surface of each module in this package."""
+
+    NAME: str
+    FILES: tuple[ClientFile, ...]
+    SIGNS: tuple[str, ...]
+
+    def parse_event(self, data: dict[str, Any], cwd: Path) -> HookEvent: ...
+
+    def render_output(self, event: HookEvent, text: str) -> str: ...
+
+    def todo(self, root: Path) -> list[str]: ...
+
+
+def hook_command(client: str) -> str:
+    """What a client's hooks run: `reliora` from PATH, never one machine's virtualenv path;
+    without it the command prints nothing and exits 0, so a clone without Reliora works."""
+    return f"command -v reliora >/dev/null 2>&1 && reliora hook --client {client} || true"
+
+
+def cwd_of(data: dict[str, Any], fallback: Path) -> Path:
+    """The event's ``cwd`` when it names an existing folder, else ``fallback``."""
+    value = data.get("cwd")
+    cwd = Path(value) if isinstance(value, str) and value else fallback
+    return cwd if cwd.is_dir() else fallback
+
+
+def text_field(data: dict[str, Any], *names: str) -> str:
+    """The first of ``names`` that holds a string in ``data`` ("" when none does)."""
+    for name in names:
+        value = data.get(name)
+        if isinstance(value, str):
+            return value
+    return ""
