@@ -31,6 +31,7 @@ the same keywords in the same run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -39,7 +40,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -265,6 +266,103 @@ def floor_figures(
     }
 
 
+# --- the push (brief --push, what hooks print) ------------------------------------------------
+
+
+@contextlib.contextmanager
+def moved_out(index: StoreIndex, record_id: str) -> Iterator[None]:
+    """The index as if ``record_id`` were not stored: its slot dead, as a deleted file leaves it
+    (it counts for no word's document frequency and is never a result)."""
+    slot = index.slot_of(record_id)
+    docs = index.inverted.docs
+    kept = docs[slot] if slot is not None else None
+    if slot is not None:
+        docs[slot] = None
+    try:
+        yield
+    finally:
+        if slot is not None:
+            docs[slot] = kept
+
+
+def push_figures(store: Store, index: StoreIndex, tasks: Sequence[Task]) -> dict[str, Any]:
+    """What the prompt push gives for each task (its text alone, as a hook gets it), with the
+    task's note stored and with it moved out, against the full brief's top 5."""
+    from reliora_git.operations.brief import brief
+    from reliora_git.operations.push import push
+
+    figures: dict[str, Any] = {}
+    for variant in ("stored", "movedOut"):
+        sizes, fulls, named, named_full, full_right, brief_named, brief_sizes = (
+            [] for _ in range(7)
+        )
+        for task in tasks:
+            context = (
+                moved_out(index, task.id) if variant == "movedOut" else contextlib.nullcontext()
+            )
+            with context:
+                result = push(store, task.task, index=index)
+                whole = brief(store, task.task, index=index)
+            forms = {e.candidate.lesson.id: e.form for e in result.entries}
+            sizes.append(len(result.text()))
+            fulls.append(sum(form == "full" for form in forms.values()))
+            named.append(task.id in forms)
+            named_full.append(forms.get(task.id) == "full")
+            full_right.extend(i == task.id for i, form in forms.items() if form == "full")
+            brief_named.append(task.id in {lesson.id for lesson in whole.lessons})
+            brief_sizes.append(len(whole.text()))
+        figures[variant] = {
+            "prompts": len(tasks),
+            "medianChars": statistics.median(sizes),
+            "p90Chars": sorted(sizes)[int(0.9 * (len(sizes) - 1))],
+            "fullPerPrompt": sum(fulls) / len(tasks),
+            "noteNamed": sum(named),
+            "noteInFull": sum(named_full),
+            "fullThatIsTheNote": sum(full_right),
+            "fullLessons": sum(fulls),
+            "briefNamesNote": sum(brief_named),
+            "briefMedianChars": statistics.median(brief_sizes),
+        }
+    return figures
+
+
+def session_figures(
+    store: Store, index: StoreIndex, tasks: Sequence[Task], size: int = 20
+) -> dict[str, Any]:
+    """A session of ``size`` prompts on one topic (the tasks whose notes share the commonest
+    tag), pushed through compose with the session's memory as the hooks keep it."""
+    from reliora_git.operations.push import candidates, compose
+
+    tags: Counter[str] = Counter()
+    tagged: dict[str, list[Task]] = {}
+    for task in tasks:
+        slot = index.slot_of(task.id)
+        assert slot is not None
+        for tag in index.record_json(slot).get("tags") or []:
+            tags[tag] += 1
+            tagged.setdefault(tag, []).append(task)
+    topic = tags.most_common(1)[0][0]
+    chosen = tagged[topic][:size]
+    pushed: dict[str, str] = {}
+    times: Counter[str] = Counter()
+    chars = []
+    for task in chosen:
+        _, found = candidates(store, task.task, index=index)
+        entries, text = compose(found, pushed)
+        for entry in entries:
+            times[entry.candidate.lesson.id] += 1
+            pushed[entry.candidate.lesson.id] = entry.form
+        chars.append(len(text))
+    return {
+        "topic": topic,
+        "prompts": len(chosen),
+        "lessonsPushed": len(times),
+        "pushedTwice": sum(1 for n in times.values() if n > 1),
+        "sessionChars": sum(chars),
+        "medianChars": statistics.median(chars),
+    }
+
+
 # --- speed -----------------------------------------------------------------------------------
 
 
@@ -386,6 +484,28 @@ def main() -> None:
     for prompt in floor["injectedExamples"]:
         print(f"  injected: {prompt!r}")
 
+    pushed = push_figures(store, index, tasks)
+    figures["push"] = pushed
+    print(
+        "\n| prompt push | median chars | p90 chars | full a prompt | note named | note in full "
+        "| full lessons that are the note | full brief: note in top 5 | full brief median chars |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for variant, row in pushed.items():
+        print(
+            f"| {variant} | {row['medianChars']:.0f} | {row['p90Chars']} | "
+            f"{row['fullPerPrompt']:.2f} | {row['noteNamed']} | {row['noteInFull']} | "
+            f"{row['fullThatIsTheNote']}/{row['fullLessons']} | {row['briefNamesNote']} | "
+            f"{row['briefMedianChars']:.0f} |"
+        )
+    session = session_figures(store, index, tasks)
+    figures["session"] = session
+    print(
+        f"\nsession of {session['prompts']} prompts on '{session['topic']}': "
+        f"{session['lessonsPushed']} lessons pushed, {session['pushedTwice']} twice, "
+        f"{session['sessionChars']} characters in all "
+        f"(median {session['medianChars']:.0f} a prompt)"
+    )
     if args.timing:
         print("\n| records | command | median wall (s) | median CPU (s) | runs | load |")
         print("| ---: | --- | ---: | ---: | ---: | ---: |")

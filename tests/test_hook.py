@@ -106,7 +106,8 @@ def test_a_prompt_gets_the_lessons_that_fit_it(lessons: Store, cli: Cli, repo: P
     )
     text = context_of(done, "UserPromptSubmit")
     assert "billing-retry-backoff" in text
-    assert text.startswith("Lessons recorded in this repository")  # framed as data, not orders
+    assert text.startswith("Lessons kept in this repository")  # framed as data, not orders
+    assert "pull request" not in text  # no claim about where the lessons came from
 
 
 def test_the_client_flag_names_claude_code(lessons: Store, cli: Cli, repo: Path) -> None:
@@ -120,7 +121,7 @@ def test_the_client_flag_names_claude_code(lessons: Store, cli: Cli, repo: Path)
     done = cli(
         "hook",
         "--client=claude-code",
-        input=prompt(repo, "payment provider rate limits invoice retries"),
+        input=prompt(repo, "payment provider rate limits invoice retries", session="sess-2"),
     )
     assert "billing-retry-backoff" in context_of(done, "UserPromptSubmit")
 

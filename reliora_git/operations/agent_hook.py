@@ -20,7 +20,6 @@ kept per session (which files were briefed) and the log live in
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -38,12 +37,6 @@ SESSION_START_LIMIT = 3
 LOG_NAME = "hook.log"
 #: The log is cut to its newest half when it grows past this.
 LOG_MAX_BYTES = 64 * 1024
-SESSIONS = "sessions"
-#: Files briefed in one session are listed up to this size; past it, nothing more is briefed.
-SESSION_MAX_BYTES = 256 * 1024
-#: Session files kept: the newest this many, none older than SESSION_MAX_AGE seconds.
-SESSIONS_KEPT = 200
-SESSION_MAX_AGE = 14 * 24 * 3600
 WARM_LOCK = "warming"
 WARM_LOCK_AGE = 600
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -109,34 +102,67 @@ def repo_relative(file: str, cwd: Path, top: Path | None) -> str | None:
 
 
 def answer(event: HookEvent, places: GitPlaces) -> str:
-    """The text to push for ``event`` ("" for nothing); RelioraError for a store problem."""
+    """The text to push for ``event`` ("" for nothing); RelioraError for a store problem.
+
+    Every hook pushes the quiet form (operations/push.py), once a session
+    (operations/session.py): the lessons are selected first, then the session's
+    memory is locked only while the push is composed and recorded.
+    """
     relative: list[str] = []
     if event.kind == "file":
         for file in event.files:
-            found = repo_relative(file, event.cwd, places.top)
-            if found is None or found == ".reliora" or found.startswith(".reliora/"):
+            path = repo_relative(file, event.cwd, places.top)
+            if path is None or path == ".reliora" or path.startswith(".reliora/"):
                 continue
-            relative.append(found)
+            relative.append(path)
+        relative = list(dict.fromkeys(relative))
         if not relative:
             return ""
         if places.state is not None:
-            relative = [r for r in relative if first_time(places.state, event.session, r)]
-            if not relative:
+            from reliora_git.operations.session import peek
+
+            seen = peek(places.state, event.session).files
+            if all(path in seen for path in relative):
                 return ""  # answered before the brief's modules are even imported
+    elif event.kind == "prompt" and not event.prompt.strip():
+        return ""
     # Imported here: a file already briefed in this session needs none of it.
-    from reliora_git.operations.brief import brief
+    from reliora_git.operations import push, session
+    from reliora_git.storage.config import load_config
     from reliora_git.storage.store import find_store
 
+    store = find_store(cwd=event.cwd)
     if event.kind == "file":
-        return brief(find_store(cwd=event.cwd), files=relative).text()
-    if event.kind == "prompt":
-        if not event.prompt.strip():
+        _, found = push.candidates(store, files=relative)
+    elif event.kind == "prompt":
+        _, found = push.candidates(store, event.prompt)
+    else:
+        if places.state is not None:
+            session.prune(places.state)
+        _, found = push.candidates(store, changes=True, limit=SESSION_START_LIMIT)
+    if not found:
+        return ""
+    budget = load_config(store).push_session_budget
+    read = relative if event.reads else []
+    if places.state is None:  # outside git: no memory, every push stands alone
+        return push.compose(found, read=read, limit=budget or None)[1]
+    with session.locked(places.state, event.session) as held:
+        pushed = held.pushed
+        if pushed.spent or pushed.full:
             return ""
-        return brief(find_store(cwd=event.cwd), task=event.prompt).text()
-    store = find_store(cwd=event.cwd)  # session start
-    if places.state is not None:
-        prune_sessions(places.state / SESSIONS)
-    return brief(store, changes=True, limit=SESSION_START_LIMIT).text()
+        entries, text = push.compose(found, pushed.forms, read)
+        left = budget - pushed.chars
+        if entries and budget and len(text) > left:
+            entries, text = push.compose(found, pushed.forms, read, limit=left)
+            if not entries:  # something new to say, and no room left for it this session
+                held.add({}, relative, len(push.SPENT), spent=True)
+                return push.SPENT
+        if not entries:
+            held.add({}, relative, 0)
+            return ""
+        forms = {entry.candidate.lesson.id: entry.form for entry in entries}
+        held.add(forms, relative, len(text))
+        return text
 
 
 def start_warming(state: Path | None, cwd: Path) -> bool:
@@ -191,51 +217,6 @@ def warm(cwd: Path) -> None:
         if places.state is not None:
             with contextlib.suppress(OSError):
                 (places.state / WARM_LOCK).unlink()
-
-
-# --- the session state ------------------------------------------------------------------------
-
-
-def session_file(state: Path, session: str) -> Path:
-    safe = _UNSAFE.sub("_", session)[:64] or "no-session"
-    if safe != session:  # two ids that clean to the same name stay apart
-        safe += "-" + hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return state / SESSIONS / safe
-
-
-def first_time(state: Path, session: str, relative: str) -> bool:
-    """Whether ``relative`` is new to this session; it is recorded as seen."""
-    path = session_file(state, session)
-    line = relative.replace("\n", " ") + "\n"
-    try:
-        seen = path.read_text("utf-8", "replace")
-    except FileNotFoundError:
-        seen = ""
-        path.parent.mkdir(parents=True, exist_ok=True)
-    if line in seen.splitlines(keepends=True):
-        return False
-    if len(seen) + len(line) > SESSION_MAX_BYTES:
-        return False
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        os.write(fd, line.encode("utf-8", "surrogateescape"))
-    finally:
-        os.close(fd)
-    return True
-
-
-def prune_sessions(folder: Path) -> None:
-    """Keep the newest SESSIONS_KEPT session files, none older than SESSION_MAX_AGE."""
-    try:
-        entries = [(e.stat().st_mtime, e.path) for e in os.scandir(folder) if e.is_file()]
-    except OSError:
-        return
-    entries.sort(reverse=True)
-    oldest = time.time() - SESSION_MAX_AGE
-    for rank, (mtime, path) in enumerate(entries):
-        if rank >= SESSIONS_KEPT or mtime < oldest:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
 
 
 # --- the log ---------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ class Config:
     secrets_entropy: bool = False
     #: Tokens (4 characters each) a brief may take at most (docs/commands.md).
     brief_budget: int = 1000
+    #: Characters an agent session's hook pushes may add up to (SPEC.md §14.2); 0: no cap.
+    push_session_budget: int = 20000
 
 
 def load_config(store: Store) -> Config:
@@ -58,6 +60,8 @@ def load_config(store: Store) -> Config:
             raise _invalid(store, path, "'search_limit' must be at least 1")
         if key == "brief_budget" and value < 100:
             raise _invalid(store, path, "'brief_budget' must be at least 100")
+        if key == "push_session_budget" and value < 0:
+            raise _invalid(store, path, "'push_session_budget' must be 0 (no cap) or more")
         if key == "duplicate_overlap" and not 0.0 <= value <= 1.0:
             raise _invalid(store, path, "'duplicate_overlap' must be between 0 and 1")
         values[key] = value
