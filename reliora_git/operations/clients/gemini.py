@@ -1,27 +1,270 @@
-"""gemini: a placeholder until the client's module lands (instruction files only)."""
+"""Gemini CLI: hooks, the MCP server and ``context.fileName`` in ``.gemini/settings.json``; the
+instruction block in ``AGENTS.md`` (shared with Codex). docs/agents.md cites the pages relied on.
+
+Hook input (Gemini CLI docs, Hooks reference): one JSON object with ``session_id``,
+``transcript_path``, ``cwd``, ``hook_event_name``, ``timestamp``, plus ``source``
+(SessionStart), ``prompt`` (BeforeAgent) or ``tool_name``, ``tool_input`` and
+``tool_response`` (AfterTool). Output: ``hookSpecificOutput.additionalContext``
+reaches the model from SessionStart (prepended to the first prompt when headless),
+BeforeAgent (appended to the prompt) and AfterTool (appended to the tool result),
+each wrapped in ``<hook_context>``, with ``<`` and ``>`` escaped; from BeforeTool it is
+dropped, so the file push runs after the tool. Gemini CLI loads project settings only
+in a trusted folder, and reads only ``GEMINI.md`` unless ``context.fileName`` says more.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 
-from reliora_git.operations import agentfiles  # noqa: F401
-from reliora_git.operations.clients.base import ClientFile, HookEvent, HookInputError
-from reliora_git.operations.clients.instructions import BLOCK, BLOCK_EDITOR  # noqa: F401
+from reliora_git.operations import agentfiles, jsonedit
+from reliora_git.operations.agentfiles import Editor
+from reliora_git.operations.clients.base import (
+    ClientFile,
+    HookEvent,
+    HookInputError,
+    cwd_of,
+    hook_command,
+    text_field,
+)
+from reliora_git.operations.clients.instructions import BLOCK_EDITOR
+from reliora_git.records.errors import RelioraError
 
 NAME = "gemini"
-FILES: tuple[ClientFile, ...] = (
+SETTINGS_PATH = ".gemini/settings.json"
+#: Milliseconds (Gemini's unit) before Gemini gives up on the hook; ours is far shorter.
+HOOK_TIMEOUT_MS = 10_000
+#: Gemini's tools that read or write files, and the tool_input fields naming them (older
+#: releases named read_file's `absolute_path`, read_many_files' `paths`).
+FILE_TOOLS: dict[str, tuple[str, ...]] = {
+    "read_file": ("file_path", "absolute_path"),
+    "read_many_files": ("include", "paths"),
+    "write_file": ("file_path",),
+    "replace": ("file_path",),
+}
+READ_TOOLS = frozenset({"read_file", "read_many_files"})
+HOOK_EVENTS: tuple[tuple[str, str | None], ...] = (
+    ("SessionStart", None),
+    ("BeforeAgent", None),
+    # A regular expression searched in the tool name: anchored, or `mcp_x_read_file` matches.
+    ("AfterTool", "^(" + "|".join(FILE_TOOLS) + ")$"),
+)
+KIND_OF = {"SessionStart": "session", "BeforeAgent": "prompt", "AfterTool": "file"}
+HOOK_ENTRY: dict[str, Any] = {
+    "type": "command",
+    "command": hook_command(NAME),
+    "timeout": HOOK_TIMEOUT_MS,
+}
+#: read_many_files takes glob patterns: only plain paths name a file we can brief on.
+_GLOB = re.compile(r"[*?\[\]{}!]")
+#: Headless, Gemini puts the session-start context in front of the prompt BeforeAgent gets.
+_LEADING_CONTEXT = re.compile(r"\A(?:\s*<hook_context>.*?</hook_context>)+\s*", re.DOTALL)
+
+# --- context.fileName: AGENTS.md read next to GEMINI.md ----------------------------------------
+
+CONTEXT_PATH = ("context", "fileName")
+OUR_FILE = "AGENTS.md"
+#: What Gemini reads when fileName is not set; kept when install sets it.
+DEFAULT_FILE = "GEMINI.md"
+
+
+def _context_node(text: str, name: str) -> jsonedit.Node | None:
+    agentfiles.root_object(text, name)
+    agentfiles.object_at(text, CONTEXT_PATH[:1], name)
+    node = jsonedit.resolve(text, CONTEXT_PATH)
+    if node is not None and not isinstance(agentfiles.value_of(text, node), (str, list)):
+        raise RelioraError(
+            "'context.fileName' is neither a file name nor a list of them; fix it, then run again",
+            path=name,
+            code="invalid_input",
+        )
+    return node
+
+
+def _names(text: str, node: jsonedit.Node) -> list[Any]:
+    value = agentfiles.value_of(text, node)
+    return value if isinstance(value, list) else [value]
+
+
+def _list_of(token: str) -> str:
+    """The list install makes of a single name (``token``, as written in the file)."""
+    return "[" + json.dumps(OUR_FILE) + ", " + token + "]"
+
+
+def _from_a_string(text: str, node: jsonedit.Node) -> str | None:
+    """The original string token when ``node`` is the list install made of one: the file name
+    first, then that token as it was (a list people write would rarely start so)."""
+    if node.kind != "array" or len(node.children) != 2:
+        return None
+    second = node.children[1]
+    token = text[second.start : second.end]
+    if text[node.start : node.end] != _list_of(token) or second.kind != "value":
+        return None
+    return token
+
+
+def context_files() -> Editor:
+    """``context.fileName`` names AGENTS.md as well as what it named (GEMINI.md by default).
+
+    Each way install changes it has a shape uninstall recognises without a note kept anywhere:
+    absent, it becomes ``["AGENTS.md", "GEMINI.md"]`` (removed whole); a list gets AGENTS.md
+    appended (the last one is taken out); a single name becomes ``["AGENTS.md", <that name as
+    written>]`` (turned back). A list that names AGENTS.md already is left alone, and uninstall
+    takes AGENTS.md out of it all the same: nothing says who put it there.
+    """
+    # Never AGENTS.md last, as an appended list has it: uninstall tells the two apart.
+    created = [OUR_FILE, DEFAULT_FILE]
+
+    def install(text: str | None, name: str) -> str:
+        if text is None:
+            return json.dumps({"context": {"fileName": created}}, indent=2) + "\n"
+        node = _context_node(text, name)
+        if node is None:
+            context = agentfiles.object_at(text, CONTEXT_PATH[:1], name)
+            if context is None:
+                root = jsonedit.root(text)
+                return jsonedit.append(text, root, {"fileName": created}, key="context")
+            return jsonedit.append(text, context, created, key="fileName")
+        if OUR_FILE in _names(text, node):
+            return text
+        if node.kind == "array":
+            return jsonedit.append(text, node, OUR_FILE)
+        return text[: node.start] + _list_of(text[node.start : node.end]) + text[node.end :]
+
+    def uninstall(text: str | None, name: str) -> str | None:
+        if text is None:
+            return None
+        node = _context_node(text, name)
+        if node is None or node.kind != "array" or OUR_FILE not in _names(text, node):
+            return text
+        if _names(text, node) == created:
+            return agentfiles.emptied(agentfiles.remove_cascading(text, CONTEXT_PATH, keep=0))
+        token = _from_a_string(text, node)
+        if token is not None:
+            return text[: node.start] + token + text[node.end :]
+        index = len(node.children) - 1 - _names(text, node)[::-1].index(OUR_FILE)
+        return jsonedit.remove(text, node, index)
+
+    def state(text: str | None, name: str) -> str:
+        if text is None:
+            return "absent"
+        node = _context_node(text, name)
+        held = [] if node is None else _names(text, node)
+        return "installed" if OUR_FILE in held else "not installed"
+
+    return Editor(install, uninstall, state)
+
+
+def one_file(*editors: Editor) -> Editor:
+    """Several editors of one file as one: installed in order, uninstalled in reverse (each
+    removal undoes the insertion made last), its state theirs when they agree."""
+
+    def install(text: str | None, name: str) -> str:
+        for editor in editors:
+            text = editor.install(text, name)
+        assert text is not None
+        return text
+
+    def uninstall(text: str | None, name: str) -> str | None:
+        for editor in reversed(editors):
+            text = editor.uninstall(text, name)
+        return text
+
+    def state(text: str | None, name: str) -> str:
+        found = [editor.state(text, name) for editor in editors]
+        if len(set(found)) == 1:
+            return found[0]
+        odd = [s for s in found if s not in ("installed", "not installed", "partial")]
+        return odd[0] if odd else "partial"
+
+    return Editor(install, uninstall, state)
+
+
+SETTINGS = one_file(
+    agentfiles.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY),
+    agentfiles.mcp_servers(),
+    context_files(),
+)
+FILES = (
+    ClientFile(NAME, SETTINGS_PATH, *SETTINGS),
+    ClientFile(NAME, "AGENTS.md", *BLOCK_EDITOR),
 )
 SIGNS = (".gemini", "GEMINI.md")
 
 
+# --- hook events --------------------------------------------------------------------------------
+
+
+def tool_files(tool: str, tool_input: Any) -> tuple[str, ...]:
+    """The files a file tool's arguments name (plain paths only, never glob patterns)."""
+    if tool not in FILE_TOOLS or not isinstance(tool_input, dict):
+        return ()
+    for field in FILE_TOOLS[tool]:
+        value = tool_input.get(field)
+        if isinstance(value, str) and value:
+            return (value,)
+        if isinstance(value, list):
+            return tuple(p for p in value if isinstance(p, str) and p and not _GLOB.search(p))
+    return ()
+
+
 def parse_event(data: dict[str, Any], cwd: Path) -> HookEvent:
-    raise HookInputError(f"no hooks are defined for client {NAME!r} yet")
+    name = data.get("hook_event_name")
+    if not isinstance(name, str) or name not in KIND_OF:
+        raise HookInputError(f"unknown event {str(name)[:80]}")
+    tool = text_field(data, "tool_name")
+    return HookEvent(
+        KIND_OF[name],
+        name,
+        text_field(data, "session_id"),
+        cwd_of(data, cwd),
+        prompt=_LEADING_CONTEXT.sub("", text_field(data, "prompt")),
+        files=tool_files(tool, data.get("tool_input")) if name == "AfterTool" else (),
+        reads=tool in READ_TOOLS,
+    )
 
 
 def render_output(event: HookEvent, text: str) -> str:
-    return text
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}
+    )
+
+
+# --- what a person must do ----------------------------------------------------------------------
+
+
+def trusted(root: Path, rules: dict[str, Any]) -> bool:
+    """Whether Gemini's trust rules (``~/.gemini/trustedFolders.json``) trust ``root``: the
+    longest rule path that holds it decides; TRUST_PARENT trusts its rule's parent folder."""
+    place = Path(os.path.realpath(root))
+    best: tuple[int, str] | None = None
+    for rule, level in rules.items():
+        folder = Path(rule).parent if level == "TRUST_PARENT" else Path(rule)
+        folder = Path(os.path.realpath(folder))
+        if (place == folder or folder in place.parents) and (best is None or len(rule) > best[0]):
+            best = (len(rule), str(level))
+    return best is not None and best[1] in ("TRUST_FOLDER", "TRUST_PARENT")
+
+
+def _trust_rules() -> dict[str, Any]:
+    path = os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or str(
+        Path.home() / ".gemini" / "trustedFolders.json"
+    )
+    try:
+        rules = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return rules if isinstance(rules, dict) else {}
 
 
 def todo(root: Path) -> list[str]:
-    return []
+    if trusted(root, _trust_rules()):
+        return []
+    return [
+        "Gemini CLI reads .gemini/settings.json (the hooks, the `reliora` server, AGENTS.md) "
+        "only in a trusted folder: trust this folder when Gemini CLI asks, or run /permissions "
+        "in a session"
+    ]

@@ -1,0 +1,205 @@
+"""Gemini CLI itself, headless, against a mock Gemini API: what reaches the model (SPEC §14.1).
+
+A temporary repository gets a store, two lessons and `reliora agent install gemini`;
+`gemini -p` then runs in it with the project's `.gemini/settings.json` (hooks, the
+`reliora` MCP server, AGENTS.md as a context file), and the mock model
+(tests/real_clients/gemini_api.py) reads src/billing.py and answers. The requests it logged
+are what the model saw. The person's side is what `agent status` asks of them: the folder
+is trusted in ~/.gemini/trustedFolders.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Cli, git, reliora_executable
+from tests.real_clients import gemini_api
+from tests.real_clients.mock_model import MockModel, find_binary
+
+#: The reliora MCP tools the first request must offer (Gemini CLI prefixes them).
+MCP_TOOLS = {"mcp_reliora_brief", "mcp_reliora_about", "mcp_reliora_search"}
+#: Named on the command line: with its default ("auto") Gemini CLI first asks a router model.
+MODEL = "gemini-2.5-flash"
+GEMINI_TIMEOUT = 90
+#: The person's settings: an API key (here for the mock), and nothing sent anywhere else —
+#: no usage statistics, no telemetry, no update check.
+USER_SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+}
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    marker: str  # a word only its solution holds: once per full copy of the lesson
+
+
+def record(cli: Cli, fields: dict[str, Any], marker: str) -> Lesson:
+    done = cli("record", "--json", "-", input=json.dumps(fields))
+    assert done.returncode == 0, done.stderr
+    return Lesson(json.loads(done.stdout)["id"], marker)
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    invoice: Lesson  # matches the invoice prompt
+    billing: Lesson  # about src/billing.py
+
+
+@pytest.fixture
+def project(repo: Path, cli: Cli) -> Project:
+    """A committed repository with a store, two lessons and Gemini CLI's project files."""
+    (repo / "src").mkdir()
+    (repo / "src" / "billing.py").write_text(
+        "def total(items):\n    return sum(item.price for item in items)\n", encoding="utf-8"
+    )
+    git(repo, "add", "src/billing.py")
+    git(repo, "commit", "-q", "-m", "billing")
+    assert cli("init").returncode == 0
+    invoice = record(
+        cli,
+        {
+            "title": "Invoice totals drift by a cent when rounded per line",
+            "task": "Fix the rounding of invoice totals",
+            "problems": ["Invoice totals were off by a cent against the ledger"],
+            "solution": "Round invoice totals once, at the end, with Decimal and "
+            "ROUND_HALF_EVEN (ZEBRAFISH-7).",
+        },
+        "ZEBRAFISH-7",
+    )
+    billing = record(
+        cli,
+        {
+            "title": "Billing amounts are integer cents",
+            "task": "Change how the billing module adds up prices",
+            "solution": "Keep every amount in the billing module in integer cents; "
+            "never a float (OCELOT-3).",
+            "paths": ["src/billing.py"],
+        },
+        "OCELOT-3",
+    )
+    install = cli("agent", "install", "gemini")
+    assert install.returncode == 0, install.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "store and agent files")
+    return Project(repo, invoice, billing)
+
+
+def gemini_home(home: Path, project: Path) -> Path:
+    """A HOME whose Gemini CLI settings send nothing but to the mock, trusting ``project``."""
+    folder = home / ".gemini"
+    folder.mkdir(parents=True)
+    (folder / "settings.json").write_text(json.dumps(USER_SETTINGS), encoding="utf-8")
+    rules = {str(project): "TRUST_FOLDER"}
+    (folder / "trustedFolders.json").write_text(json.dumps(rules), encoding="utf-8")
+    return home
+
+
+def gemini_env(model: MockModel, home: Path) -> dict[str, str]:
+    """Headless Gemini CLI on the mock model: an API key, a base URL, a HOME of its own.
+
+    Built from nothing rather than from this process's environment: Gemini CLI reads many
+    variables (CI, proxies, GOOGLE_*, GEMINI_*) that would change what it does."""
+    node = shutil.which("node")
+    path = [str(Path(reliora_executable()).parent)]  # the hooks run `reliora` from PATH
+    path += [str(Path(node).parent)] if node else []
+    return {
+        "PATH": os.pathsep.join([*path, "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "GEMINI_API_KEY": "mock-key",
+        "GOOGLE_GEMINI_BASE_URL": model.url,
+        "NO_COLOR": "1",
+        "TERM": "dumb",
+        "LANG": "C.UTF-8",
+    }
+
+
+def run_gemini(project: Project, prompt: str, home: Path) -> list[Any]:
+    """Run `gemini -p PROMPT` to its end; return the bodies of the conversation's turns."""
+    binary = find_binary("gemini")
+    gemini_home(home, project.root)
+    with MockModel(gemini_api.ROUTES) as model:
+        command = [str(binary), "-m", MODEL, "-p", prompt, "--yolo", "--output-format", "json"]
+        try:
+            done = subprocess.run(
+                command,
+                cwd=project.root,
+                env=gemini_env(model, home),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=GEMINI_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            paths = [request.path for request in model.requests]
+            pytest.fail(f"gemini ran past {GEMINI_TIMEOUT} s; the mock model saw {paths}")
+        requests = model.requests
+        assert model.errors == []
+    assert done.returncode == 0, done.stderr + done.stdout
+    result = json.loads(done.stdout)
+    assert result.get("response") == gemini_api.FINAL_TEXT, done.stdout
+    assert [request.path for request in requests if not request.routed] == []
+    turns = gemini_api.turns(requests)
+    assert len(turns) >= 2 and gemini_api.tool_result_text(turns[-1])
+    return turns
+
+
+def test_gemini_gets_the_prompt_lesson_the_file_lesson_and_the_tools(
+    project: Project, tmp_path: Path
+) -> None:
+    prompt = "Invoice totals are off by a cent; fix the rounding of invoice totals"
+    turns = run_gemini(project, prompt, tmp_path / "home")
+    first, last = turns[0], turns[-1]
+    first_text = gemini_api.request_text(first)
+    pushed_first = gemini_api.pushed(first)
+    assert project.invoice.id in pushed_first and project.billing.id not in pushed_first
+    assert set(gemini_api.offered_tools(first)) >= MCP_TOOLS
+    # context.fileName: AGENTS.md (and its block) is read as well as GEMINI.md.
+    assert "Lessons from past work (Reliora)" in first_text
+    # The lesson about the file arrives with the read_file result (AfterTool), in full.
+    (read_context,) = gemini_api.hook_contexts(gemini_api.tool_result_text(last))
+    assert project.billing.id in read_context and project.billing.marker in read_context
+    pushed_last = gemini_api.pushed(last)
+    for lesson in (project.invoice, project.billing):
+        assert pushed_last.count(lesson.id) == 1, lesson
+        assert gemini_api.request_text(last).count(lesson.marker) <= 1, lesson
+
+
+def test_gemini_gets_a_lesson_once_from_session_start_prompt_and_read(
+    project: Project, tmp_path: Path
+) -> None:
+    """On a branch that changed src/billing.py, its lesson comes at session start; the
+    prompt about billing and the read of the file do not push it again."""
+    git(project.root, "checkout", "-q", "-b", "integer-cents")
+    billing = project.root / "src" / "billing.py"
+    billing.write_text(
+        "def total(items):\n    return sum(item.price_cents for item in items)\n",
+        encoding="utf-8",
+    )
+    git(project.root, "commit", "-q", "-am", "sum the cents")
+    turns = run_gemini(
+        project,
+        "Make the billing module add up prices in integer cents, never floats",
+        tmp_path / "home",
+    )
+    first, last = turns[0], turns[-1]
+    assert project.billing.id in gemini_api.pushed(first)
+    last_text = gemini_api.request_text(last)
+    assert last_text.count(project.billing.marker) == 1
+    assert project.billing.marker not in gemini_api.tool_result_text(last)
