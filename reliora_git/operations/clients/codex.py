@@ -1,28 +1,293 @@
-"""codex: a placeholder until the client's module lands (instruction files only)."""
+"""Codex: hooks in ``.codex/hooks.json``, the server in ``.codex/config.toml``, the block in
+``AGENTS.md``. docs/agents.md cites the pages relied on; the real Codex is tested against a
+mock model (tests/real_clients/test_codex.py).
+
+Hook input (Codex docs, Hooks): one JSON object with ``hook_event_name``, ``session_id``,
+``cwd`` (the tool's working folder for a tool event), plus ``prompt`` (UserPromptSubmit) or
+``tool_name`` and ``tool_input`` (PreToolUse). Codex reads files through its shell tool
+(``tool_name: "Bash"``, ``tool_input.command``: the command line) and edits through
+``apply_patch`` (``tool_input.command``: the patch), so the paths come from
+:mod:`shellpaths`. Output: ``hookSpecificOutput.additionalContext``, which Codex adds to the
+model's input as a developer message, for all three events.
+
+Codex loads a project's ``.codex/`` only in a project the person trusts, and runs its hooks
+only once the person has reviewed them (:func:`todo`).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
-from reliora_git.operations import agentfiles  # noqa: F401
-from reliora_git.operations.clients.base import ClientFile, HookEvent, HookInputError
-from reliora_git.operations.clients.instructions import BLOCK, BLOCK_EDITOR  # noqa: F401
+from reliora_git.operations import agentfiles
+from reliora_git.operations.clients import shellpaths
+from reliora_git.operations.clients.base import (
+    ClientFile,
+    HookEvent,
+    HookInputError,
+    cwd_of,
+    hook_command,
+    text_field,
+)
+from reliora_git.operations.clients.instructions import BLOCK_EDITOR
+from reliora_git.records.errors import RelioraError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 NAME = "codex"
-FILES: tuple[ClientFile, ...] = (
+#: Seconds Codex waits for the hook (its own limit; ours is far shorter).
+HOOK_TIMEOUT = 10
+#: Codex's tool names in hook input: every shell command is "Bash"; edits are "apply_patch".
+SHELL_TOOL = "Bash"
+PATCH_TOOL = "apply_patch"
+HOOK_EVENTS: tuple[tuple[str, str | None], ...] = (
+    ("SessionStart", None),
+    ("UserPromptSubmit", None),
+    ("PreToolUse", f"{SHELL_TOOL}|{PATCH_TOOL}"),
+)
+KIND_OF = {"SessionStart": "session", "UserPromptSubmit": "prompt", "PreToolUse": "file"}
+HOOK_ENTRY: dict[str, Any] = {
+    "type": "command",
+    "command": hook_command(NAME),
+    "timeout": HOOK_TIMEOUT,
+}
+
+#: Codex sends its first request once the optional MCP servers are up or this grace is over
+#: (its default, about 1.5 s, is shorter than `reliora mcp` takes to start on a busy
+#: machine). A server that fails to start ends the wait at once; only a hung one costs it.
+GRACE_KEY = "mcp_optional_startup_grace_ms"
+GRACE_MS = 10_000
+SERVER_HEADER = "mcp_servers.reliora"
+SERVER = agentfiles.MCP_SERVER
+#: Table header lines tried as the place for the block before giving up (a file has few).
+MAX_PLACES = 64
+
+HOOKS = agentfiles.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY)
+
+
+# --- .codex/config.toml -----------------------------------------------------------------------
+#
+# The grace is a top-level key, and top-level keys must come before the first table: the block
+# goes right before the file's first table (after its own top-level keys), or at the end of a
+# file without tables. Every placement is checked by parsing the result: it must read as the
+# file did, plus our entries, or nothing is written.
+
+
+def _block(with_grace: bool) -> str:
+    lines = [agentfiles.TOML_BEGIN]
+    if with_grace:
+        lines += [
+            "# Codex waits this long for the reliora MCP server before the first request",
+            f"{GRACE_KEY} = {GRACE_MS}",
+            "",
+        ]
+    lines += [
+        f"[{SERVER_HEADER}]",
+        f"command = {json.dumps(SERVER['command'])}",
+        f"args = {json.dumps(SERVER['args'])}",
+        agentfiles.TOML_END,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _parse(text: str, name: str) -> dict[str, Any]:
+    try:
+        document: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise RelioraError(
+            f"is not valid TOML ({error}); fix it, then run again",
+            path=name,
+            code="invalid_input",
+        ) from None
+    return document
+
+
+def _server_of(document: dict[str, Any]) -> Any:
+    servers = document.get("mcp_servers")
+    return servers.get("reliora") if isinstance(servers, dict) else None
+
+
+def _with_ours(document: dict[str, Any], with_grace: bool) -> dict[str, Any]:
+    merged = dict(document)
+    if with_grace:
+        merged[GRACE_KEY] = GRACE_MS
+    servers = merged.get("mcp_servers")
+    merged["mcp_servers"] = {**(servers if isinstance(servers, dict) else {}), "reliora": SERVER}
+    return merged
+
+
+def _reads_as(text: str, expected: dict[str, Any]) -> bool:
+    try:
+        document: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    return document == expected
+
+
+def _table_lines(text: str) -> list[int]:
+    """Offsets of the lines that may open a table (a `[` first; checked by parsing later)."""
+    offsets = []
+    offset = 0
+    for line in text.split("\n"):
+        if line.lstrip(" \t").startswith("["):
+            offsets.append(offset)
+            if len(offsets) == MAX_PLACES:
+                break
+        offset += len(line) + 1
+    return offsets
+
+
+def _without_block(text: str, span: tuple[int, int]) -> str:
+    """``text`` without the block at ``span`` and the line break install put next to it."""
+    before, after = text[: span[0]], text[span[1] :]
+    for newline in ("\r\n", "\n"):
+        if after.startswith(newline):  # placed before a table, a line break after it
+            return before + after[len(newline) :]
+        if after == "" and before.endswith(newline):  # appended after a line break
+            return before[: -len(newline)]
+    return before + after
+
+
+def install_config(text: str | None, name: str) -> str:
+    if not text:
+        return _block(with_grace=True)
+    span = agentfiles.block_span(text, name, agentfiles.TOML_BEGIN, agentfiles.TOML_END)
+    if span is not None:  # ours already: brought up to date in place
+        outside = _parse(text[: span[0]] + text[span[1] :], name)
+        updated = text[: span[0]] + _block(GRACE_KEY not in outside) + text[span[1] :]
+        if not _reads_as(updated, _with_ours(outside, GRACE_KEY not in outside)):
+            raise RelioraError(
+                "has the reliora block where it no longer fits; remove it by hand, then run again",
+                path=name,
+                code="invalid_input",
+            )
+        return updated
+    document = _parse(text, name)
+    if _server_of(document) is not None:
+        return text  # a `reliora` server is there already (perhaps with --repo): kept
+    with_grace = GRACE_KEY not in document
+    block = _block(with_grace)
+    expected = _with_ours(document, with_grace)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    for offset in _table_lines(text):
+        placed = text[:offset] + block + newline + text[offset:]
+        if _reads_as(placed, expected):
+            return placed
+    placed = text + newline + block
+    if _reads_as(placed, expected):
+        return placed
+    raise RelioraError(
+        f"has no place where [{SERVER_HEADER}] fits; add it by hand (docs/agents.md)",
+        path=name,
+        code="invalid_input",
+    )
+
+
+def uninstall_config(text: str | None, name: str) -> str | None:
+    if text is None:
+        return None
+    span = agentfiles.block_span(text, name, agentfiles.TOML_BEGIN, agentfiles.TOML_END)
+    if span is None:
+        return text
+    rest = _without_block(text, span)
+    return rest or None
+
+
+def config_state(text: str | None, name: str) -> str:
+    if text is None:
+        return "absent"
+    span = agentfiles.block_span(text, name, agentfiles.TOML_BEGIN, agentfiles.TOML_END)
+    if span is None:
+        server = _server_of(_parse(text, name))
+        if server is None:
+            return "not installed"
+        return "installed" if agentfiles.is_our_server(server) else "another 'reliora' server"
+    outside = _parse(text[: span[0]] + text[span[1] :], name)
+    held = text[span[0] : span[1]].replace("\r\n", "\n")
+    return "installed" if held == _block(GRACE_KEY not in outside) else "outdated"
+
+
+CONFIG = agentfiles.Editor(install_config, uninstall_config, config_state)
+FILES = (
+    ClientFile(NAME, ".codex/hooks.json", *HOOKS),
+    ClientFile(NAME, ".codex/config.toml", *CONFIG),
     ClientFile(NAME, "AGENTS.md", *BLOCK_EDITOR),
 )
 SIGNS = ("AGENTS.md", ".codex")
 
 
+# --- hook events ------------------------------------------------------------------------------
+
+
 def parse_event(data: dict[str, Any], cwd: Path) -> HookEvent:
-    raise HookInputError(f"no hooks are defined for client {NAME!r} yet")
+    name = data.get("hook_event_name")
+    if not isinstance(name, str) or name not in KIND_OF:
+        raise HookInputError(f"unknown event {str(name)[:80]}")
+    files: tuple[str, ...] = ()
+    reads = False
+    tool_input = data.get("tool_input")
+    command = text_field(tool_input, "command") if isinstance(tool_input, dict) else ""
+    tool = text_field(data, "tool_name")
+    if tool == PATCH_TOOL:
+        files = shellpaths.patch_paths(command)
+    elif tool == SHELL_TOOL:
+        files = shellpaths.read_paths(command)
+        reads = bool(files)
+        if shellpaths.is_patch(command):  # `apply_patch <<'EOF'` run through the shell
+            files = tuple(dict.fromkeys(files + shellpaths.patch_paths(command)))
+    return HookEvent(
+        KIND_OF[name],
+        name,
+        text_field(data, "session_id"),
+        cwd_of(data, cwd),
+        prompt=text_field(data, "prompt"),
+        files=files,
+        reads=reads,
+    )
 
 
 def render_output(event: HookEvent, text: str) -> str:
-    return text
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}
+    )
+
+
+# --- what a person does -----------------------------------------------------------------------
 
 
 def todo(root: Path) -> list[str]:
-    return []
+    steps = []
+    if not _trusted(root):
+        steps.append(
+            "Codex reads .codex/ (the hooks and the reliora MCP server) only in a project you "
+            "trust: answer yes when Codex asks whether to trust this folder, or run "
+            "`codex exec --trust` in it once"
+        )
+    steps.append(
+        "Codex runs a project's hooks only after you review them: run /hooks in a Codex "
+        "session here and trust the three `reliora hook` hooks (again after .codex/hooks.json "
+        "changes)"
+    )
+    return steps
+
+
+def _trusted(root: Path) -> bool:
+    """Whether the person's Codex config trusts ``root`` (``[projects."<path>"]``)."""
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    try:
+        projects = tomllib.loads((home / "config.toml").read_text("utf-8")).get("projects")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    if not isinstance(projects, dict):
+        return False
+    for path in {str(root), str(root.resolve())}:
+        entry = projects.get(path)
+        if isinstance(entry, dict) and entry.get("trust_level") == "trusted":
+            return True
+    return False
