@@ -121,6 +121,7 @@ class Brief:
                     "id": lesson.id,
                     "title": clean(lesson.title),
                     "locator": clean(lesson.locator),
+                    "form": "full",
                     "reason": lesson.reason_json(),
                     "freshness": lesson.freshness.to_json() if lesson.freshness else None,
                     "text": lesson.text,

@@ -57,6 +57,13 @@ def brief(
     limit: Annotated[
         int | None, typer.Option("--limit", "-n", min=1, help="Most lessons (default 5).")
     ] = None,
+    push: Annotated[
+        bool,
+        typer.Option(
+            "--push",
+            help="The quiet form agent hooks print: confident lessons in full, the rest a line.",
+        ),
+    ] = False,
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -65,13 +72,17 @@ def brief(
     First the records about the named (--file) or changed (--changes) files,
     stale ones marked, then those relevant to the task text, each saying why
     it is there. A task the store knows nothing about gets nothing (exit 0).
-    Whole lessons are left out, and named, to stay within --budget.
+    Whole lessons are left out, and named, to stay within --budget. --push
+    gives the form agent hooks print: at most two lessons in full (those the
+    ranking is confident about, or about the files), the others one line
+    each, at most five; --json marks each lesson's "form".
 
     \b
     Examples:
       reliora brief "CI times out on the payments tests since the upgrade"
       reliora brief - --query "pytest timeout ci" < issue.md
       reliora brief --file src/payments/api.py --changes --json
+      reliora brief --push "the nightly export job runs out of memory"
     """
     run_brief(
         task,
@@ -81,6 +92,7 @@ def brief(
         base=base,
         budget=budget,
         limit=limit,
+        push=push,
         repo=repo,
         json_output=json_output,
     )

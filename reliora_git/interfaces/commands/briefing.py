@@ -31,6 +31,7 @@ BRIEF_OPTIONS: dict[str, tuple[str, bool]] = {
     "-n": ("limit", True),
     "--repo": ("repo", True),
     "--json": ("json_output", False),
+    "--push": ("push", False),
 }
 
 
@@ -43,6 +44,7 @@ def run_brief(
     base: str | None = None,
     budget: int | None = None,
     limit: int | None = None,
+    push: bool = False,
     repo: Path | None = None,
     json_output: bool = False,
 ) -> None:
@@ -53,7 +55,10 @@ def run_brief(
 
     with reporting(json_output):
         text = _read_task(task)
-        result = brief(
+        make = brief
+        if push:
+            from reliora_git.operations.push import push as make  # type: ignore[assignment]
+        result = make(
             find_store(repo),
             text,
             query=query,
