@@ -122,7 +122,10 @@ def test_at_most_two_in_full_and_five_entries() -> None:
 def test_what_a_session_got_is_left_out_except_a_line_whose_file_is_read() -> None:
     found = [candidate(1, False, ["src/a.py"]), candidate(2, False), candidate(3, False)]
     entries, _ = compose(found, {"id-1": "line", "id-2": "line"}, read=["src/a.py"])
-    assert [(e.candidate.lesson.id, e.form) for e in entries] == [("id-1", "full"), ("id-3", "line")]
+    assert [(e.candidate.lesson.id, e.form) for e in entries] == [
+        ("id-1", "full"),
+        ("id-3", "line"),
+    ]
     entries, _ = compose(found, {"id-1": "full", "id-2": "line", "id-3": "line"}, read=["src/a.py"])
     assert entries == []
 
@@ -150,7 +153,10 @@ def test_session_start_prompt_and_read_push_a_lesson_once(
             cli(
                 "hook",
                 input=event(
-                    repo, "PreToolUse", tool_name="Read", tool_input={"file_path": str(repo / RETRY)}
+                    repo,
+                    "PreToolUse",
+                    tool_name="Read",
+                    tool_input={"file_path": str(repo / RETRY)},
                 ),
             )
         ),
@@ -166,8 +172,7 @@ def test_a_line_comes_in_full_once_when_its_file_is_read(
     write_record(
         "retry-jitter-twin",
         "Retries and jitter for billing",
-        "## Problems\n- invoice retries were slow\n\n"
-        "## Solution\nSame backoff, shorter cap.\n",
+        "## Problems\n- invoice retries were slow\n\n## Solution\nSame backoff, shorter cap.\n",
         paths=["src/billing/other.py"],
     )
     (repo / "src/billing/other.py").write_text("x = 1\n")
