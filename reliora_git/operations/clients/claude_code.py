@@ -58,22 +58,34 @@ FILES = (
 SIGNS = (".claude", ".mcp.json", "CLAUDE.md")
 
 
+def run_by_another_client(data: dict[str, Any]) -> bool:
+    """Copilot CLI and Cursor run the hooks of .claude/settings.json too, next to their own.
+
+    Each client gets its push from its own hooks, so these runs push nothing: else each lesson
+    would reach the model twice. Copilot CLI's copy of the event (1.0.102) has a ``timestamp``
+    and no ``transcript_path``, which Claude Code always sends; Cursor's has ``cursor_version``.
+    """
+    return "cursor_version" in data or ("timestamp" in data and "transcript_path" not in data)
+
+
 def parse_event(data: dict[str, Any], cwd: Path) -> HookEvent:
     name = data.get("hook_event_name")
     if not isinstance(name, str) or name not in KIND_OF:
         raise HookInputError(f"unknown event {str(name)[:80]}")
+    session, where = text_field(data, "session_id"), cwd_of(data, cwd)
+    if run_by_another_client(data):
+        return HookEvent("file", name, session, where)  # a file event naming no file: silent
     files: tuple[str, ...] = ()
     tool = text_field(data, "tool_name")
     tool_input = data.get("tool_input")
     if tool in FILE_TOOLS and isinstance(tool_input, dict):
-        # Copilot CLI runs these hooks too, and its tools name the file `path`.
-        path = text_field(tool_input, FILE_TOOLS[tool], "path")
+        path = text_field(tool_input, FILE_TOOLS[tool])
         files = (path,) if path else ()
     return HookEvent(
         KIND_OF[name],
         name,
-        text_field(data, "session_id"),
-        cwd_of(data, cwd),
+        session,
+        where,
         prompt=text_field(data, "prompt"),
         files=files,
         reads=tool in READ_TOOLS,
