@@ -148,7 +148,11 @@ def uninstall(
 
 @agent_app.command()
 def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
-    """Say which clients are wired, whether `reliora` is on PATH, and the hook log's last lines.
+    """Say which clients are wired, what is still to do by hand, and the hook log's last lines.
+
+    Per client, what a person must still do that no committed file can (trust
+    the project in Codex, a trusted folder in Gemini, approve the server in
+    Claude Code), and whether this clone has the git hook that runs guards.
 
     \b
     Example:
@@ -164,6 +168,7 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
         found = agents.states(root)
         on_path = shutil.which("reliora")
         log = agent_hook.log_tail(agent_hook.git_places(root).state)
+        todo = agents.todo(root)
         if json_output:
             print_json(
                 {
@@ -174,6 +179,7 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
                     ],
                     "clients": agents.installed_clients(root),
                     "relioraOnPath": on_path,
+                    "todo": [{"client": client, "step": step} for client, step in todo],
                     "hookLog": log,
                 }
             )
@@ -187,6 +193,10 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
             else "reliora is not on PATH: the hooks print nothing until it is "
             "(pipx install reliora-git)"
         )
+        if todo:
+            printer.line("Still to do by hand (no committed file can):")
+            for client, step in todo:
+                printer.line(f"  {client}: {step}")
         if log:
             printer.line("Hook log (newest last):")
             for line in log:
