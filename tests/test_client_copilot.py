@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from reliora_git.operations.clients import copilot
+from reliora_git.operations.clients.base import hook_command
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git, reliora_executable
 
@@ -71,7 +72,7 @@ def test_install_keeps_their_bytes_twice_changes_nothing_uninstall_restores_them
     assert hooks["hooks"]["postToolUse"][0] == json.loads(HOOKS)["hooks"]["postToolUse"][0]
     assert hooks["hooks"]["sessionEnd"] == json.loads(HOOKS)["hooks"]["sessionEnd"]
     ours = hooks["hooks"]["postToolUse"][1]
-    assert ours["bash"] == copilot.hook_command("copilot")
+    assert ours["bash"] == hook_command("copilot")
     assert ours["matcher"] == "view|edit|create|apply_patch" and ours["timeoutSec"] == 10
     for event in ("sessionStart", "userPromptSubmitted"):
         assert hooks["hooks"][event] == [copilot.HOOK_ENTRY]
