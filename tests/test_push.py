@@ -232,3 +232,16 @@ def test_concurrent_hooks_of_one_session_push_a_lesson_once(lessons: Store, repo
         outputs = list(pool.map(run, inputs))
     assert sum(o.count("(billing-retry-backoff)") for o in outputs) == 1
     assert sum(o.count("(invoice-pdf-fonts)") for o in outputs) <= 1
+
+
+def test_a_brief_counted_as_json_fits_its_budget(lessons: Store) -> None:
+    from reliora_git.operations.brief import brief, compact_size
+
+    result = brief(lessons, PROMPT, budget=100)
+    whole = result.to_json()
+    assert compact_size(whole) > 400  # the text fits 100 tokens; its JSON does not
+    fitted = result.json_within_budget()
+    assert compact_size(fitted) <= 400 or fitted["lessons"] == []
+    assert fitted["used"] * 4 >= compact_size(fitted) > (fitted["used"] - 1) * 4
+    kept = [x["id"] for x in fitted["lessons"]] + [x["id"] for x in fitted["omitted"]]
+    assert kept == [x["id"] for x in whole["lessons"]] + [x["id"] for x in whole["omitted"]]

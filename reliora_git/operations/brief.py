@@ -18,6 +18,7 @@ or invisible characters.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -136,6 +137,12 @@ class Brief:
         if self.retired_matches:
             document["retiredMatches"] = self.retired_matches
         return document
+
+    def json_within_budget(self) -> dict[str, Any]:
+        """The JSON document, counted against the budget as JSON (the MCP tool's answer):
+        whole lessons move to ``omitted`` from the end until the compact JSON fits, and
+        ``used`` is the tokens of that JSON."""
+        return fit_document(self.to_json(), self.budget * CHARS_PER_TOKEN)
 
 
 # --- selection -----------------------------------------------------------------------------
@@ -441,6 +448,24 @@ def cut(text: str, limit: int, show: str) -> str:
 
 
 # --- the budget ----------------------------------------------------------------------------
+
+
+def compact_size(document: dict[str, Any]) -> int:
+    return len(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
+
+
+def fit_document(document: dict[str, Any], limit: int) -> dict[str, Any]:
+    """``document`` (a brief's JSON) with lessons moved to ``omitted`` from the end until its
+    compact JSON is at most ``limit`` characters; ``used`` counts that JSON."""
+    lessons = document["lessons"]
+    while True:
+        document["used"] = math.ceil(compact_size(document) / CHARS_PER_TOKEN)
+        if not lessons or compact_size(document) <= limit:
+            return document
+        dropped = lessons.pop()
+        document["omitted"].insert(
+            0, {key: dropped[key] for key in ("id", "title", "reason") if key in dropped}
+        )
 
 
 def _fit(result: Brief, lessons: list[Lesson]) -> None:
