@@ -125,6 +125,9 @@ def gemini_env(model: MockModel, home: Path) -> dict[str, str]:
         "GEMINI_API_KEY": "mock-key",
         "GOOGLE_GEMINI_BASE_URL": model.url,
         "NO_COLOR": "1",
+        # What reaches the model is under test, not how fast the hook is: a loaded machine
+        # must not make it give up.
+        "RELIORA_HOOK_DEADLINE": "60",
         "TERM": "dumb",
         "LANG": "C.UTF-8",
     }
