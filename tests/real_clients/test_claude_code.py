@@ -1,0 +1,205 @@
+"""Claude Code itself, headless, against a mock Anthropic API: what reaches the model (SPEC §14.1).
+
+A temporary repository gets a store, two lessons and `reliora agent install claude-code`;
+`claude -p` then runs in it with the project's hooks and `.mcp.json` server, and the mock
+model (tests/real_clients/anthropic_api.py) reads src/billing.py and answers. The requests it
+logged are what the model saw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Cli, git, reliora_executable
+from tests.real_clients import anthropic_api
+from tests.real_clients.mock_model import MockModel, find_binary
+
+FINAL_TEXT = "Done: the mock model's final answer"
+#: The reliora MCP tools the first request must offer (Claude Code prefixes them).
+MCP_TOOLS = {"mcp__reliora__brief", "mcp__reliora__about", "mcp__reliora__search"}
+CLAUDE_TIMEOUT = 90
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    marker: str  # a word only its solution holds: once per full copy of the lesson
+
+
+def record(cli: Cli, fields: dict[str, Any], marker: str) -> Lesson:
+    done = cli("record", "--json", "-", input=json.dumps(fields))
+    assert done.returncode == 0, done.stderr
+    return Lesson(json.loads(done.stdout)["id"], marker)
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    invoice: Lesson  # matches the invoice prompt
+    billing: Lesson  # about src/billing.py
+
+
+@pytest.fixture
+def project(repo: Path, cli: Cli) -> Project:
+    """A committed repository with a store, two lessons and Claude Code's project files."""
+    (repo / "src").mkdir()
+    (repo / "src" / "billing.py").write_text(
+        "def total(items):\n    return sum(item.price for item in items)\n", encoding="utf-8"
+    )
+    git(repo, "add", "src/billing.py")
+    git(repo, "commit", "-q", "-m", "billing")
+    assert cli("init").returncode == 0
+    invoice = record(
+        cli,
+        {
+            "title": "Invoice totals drift by a cent when rounded per line",
+            "task": "Fix the rounding of invoice totals",
+            "problems": ["Invoice totals were off by a cent against the ledger"],
+            "solution": "Round invoice totals once, at the end, with Decimal and "
+            "ROUND_HALF_EVEN (ZEBRAFISH-7).",
+        },
+        "ZEBRAFISH-7",
+    )
+    billing = record(
+        cli,
+        {
+            "title": "Billing amounts are integer cents",
+            "task": "Change how the billing module adds up prices",
+            "solution": "Keep every amount in the billing module in integer cents; "
+            "never a float (OCELOT-3).",
+            "paths": ["src/billing.py"],
+        },
+        "OCELOT-3",
+    )
+    install = cli("agent", "install", "claude-code")
+    assert install.returncode == 0, install.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "store and agent files")
+    return Project(repo, invoice, billing)
+
+
+def claude_env(model: MockModel, home: Path) -> dict[str, str]:
+    """Headless Claude Code on the mock model: no login, no traffic but to 127.0.0.1."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("ANTHROPIC_", "CLAUDE_")) and "proxy" not in name.lower()
+    }
+    env.update(
+        HOME=str(home),
+        CLAUDE_CONFIG_DIR=str(home / ".claude"),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        ANTHROPIC_BASE_URL=model.url,
+        ANTHROPIC_API_KEY="mock-key",
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        # MCP tools go in `tools` of every request, not behind the ToolSearch tool
+        # (2.1.332 defers them by default and names them in a system message).
+        ENABLE_TOOL_SEARCH="false",
+        # `claude -p` holds the first request for the MCP servers about 2.5 s, then sends it
+        # without their tools; on a loaded test machine `reliora mcp` can start slower than
+        # that. The test is that the server starts and lists its tools; its start-up time
+        # is measured elsewhere (SPEC §14.1: initialize within 0.5 s).
+        CLAUDE_CODE_MCP_STARTUP_WAIT_MS="30000",
+        # The hooks run `reliora` from PATH, as in a clone with reliora installed.
+        PATH=os.pathsep.join([str(Path(reliora_executable()).parent), os.environ.get("PATH", "")]),
+    )
+    return env
+
+
+def run_claude(project: Project, prompt: str, home: Path) -> list[dict[str, Any]]:
+    """Run `claude -p PROMPT` to its end; return the bodies of the conversation's turns."""
+    claude = find_binary("claude")
+    routes = anthropic_api.routes(str(project.root / "src" / "billing.py"), FINAL_TEXT)
+    with MockModel(routes) as model:
+        command = [str(claude), "-p", prompt, "--output-format", "json", "--allowedTools", "Read"]
+        try:
+            done = subprocess.run(
+                command,
+                cwd=project.root,
+                env=claude_env(model, home),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=CLAUDE_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            paths = [request.path for request in model.requests]
+            pytest.fail(f"claude ran past {CLAUDE_TIMEOUT} s; the mock model saw {paths}")
+        requests = model.requests
+        assert model.errors == []
+    assert done.returncode == 0, done.stderr + done.stdout
+    result = json.loads(done.stdout)
+    assert (result.get("is_error"), result.get("result")) == (False, FINAL_TEXT), done.stdout
+    assert [request.path for request in requests if not request.routed] == []
+    turns = anthropic_api.turns(requests)
+    assert len(turns) >= 2 and anthropic_api.read_position(turns[-1]) is not None
+    return turns
+
+
+def after_read(body: dict[str, Any]) -> str:
+    """The text of the messages that follow the scripted Read in a request."""
+    position = anthropic_api.read_position(body)
+    assert position is not None
+    return "\n".join(anthropic_api.message_texts(body)[position + 1 :])
+
+
+def repeated_lines(text: str, lesson: Lesson) -> list[str]:
+    """Lines naming the lesson that a request holds more than once (a lesson pushed twice)."""
+    naming = (line for line in text.splitlines() if lesson.id in line or lesson.marker in line)
+    lines = Counter(naming)
+    return [line for line, count in lines.items() if count > 1]
+
+
+def test_claude_code_gets_the_prompt_lesson_the_file_lesson_and_the_tools(
+    project: Project, tmp_path: Path
+) -> None:
+    prompt = "Invoice totals are off by a cent; fix the rounding of invoice totals"
+    turns = run_claude(project, prompt, tmp_path / "home")
+    first, last = turns[0], turns[-1]
+    assert project.invoice.id in anthropic_api.request_text(first)
+    assert set(anthropic_api.tool_names(first)) >= MCP_TOOLS
+    # The lesson about the file arrives with the Read, in full (its solution).
+    assert project.billing.marker in after_read(last)
+    last_text = anthropic_api.request_text(last)
+    for lesson in (project.invoice, project.billing):
+        assert len(anthropic_api.pushed_by(last_text, lesson.marker)) <= 1, lesson
+        assert repeated_lines(last_text, lesson) == []
+
+
+def test_claude_code_gets_a_lesson_once_from_session_start_prompt_and_read(
+    project: Project, tmp_path: Path
+) -> None:
+    """On a branch that changed src/billing.py, its lesson comes at session start; the
+    prompt about billing and the Read of the file do not push it again."""
+    git(project.root, "checkout", "-q", "-b", "integer-cents")
+    billing = project.root / "src" / "billing.py"
+    billing.write_text(
+        "def total(items):\n    return sum(item.price_cents for item in items)\n",
+        encoding="utf-8",
+    )
+    git(project.root, "commit", "-q", "-am", "sum the cents")
+    turns = run_claude(
+        project,
+        "Make the billing module add up prices in integer cents, never floats",
+        tmp_path / "home",
+    )
+    first, last = turns[0], turns[-1]
+    assert "SessionStart" in anthropic_api.pushed_by(
+        anthropic_api.request_text(first), project.billing.id
+    )
+    last_text = anthropic_api.request_text(last)
+    # Where each full copy came from, e.g. ["SessionStart", "PreToolUse:Read"].
+    assert len(anthropic_api.pushed_by(last_text, project.billing.marker)) == 1
+    assert repeated_lines(last_text, project.billing) == []
