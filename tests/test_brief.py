@@ -481,7 +481,8 @@ def test_the_json_document_has_the_specs_shape(store: Store, lessons: None) -> N
     assert document["task"] == "pytest times out on the shared runners"
     assert document["budget"] == 1000 and 0 < document["used"] <= 1000
     for lesson in document["lessons"]:
-        assert list(lesson) == ["id", "title", "locator", "reason", "freshness", "text"]
+        assert list(lesson) == ["id", "title", "locator", "form", "reason", "freshness", "text"]
+        assert lesson["form"] == "full"
         assert list(lesson["reason"]) == ["paths", "tokens", "score"]
         for token in lesson["reason"]["tokens"]:
             assert list(token) == ["word", "terms", "fields", "stemmed", "score"]

@@ -79,3 +79,23 @@ def describe_invisible(text: str) -> str:
     more = ", …" if len(kinds) > SHOWN_CODE_POINTS else ""
     plural = "s" if len(found) != 1 else ""
     return f"{len(found)} invisible character{plural} ({', '.join(names)}{more})"
+
+
+# --- text that goes into an agent's context ---------------------------------------------------
+
+#: Angle brackets: a record's `</system-reminder>` or `<|im_start|>` must not close or open the
+#: client's own wrapper around what a hook adds. Single guillemets read the same to a person.
+_ANGLES = str.maketrans({"<": "‹", ">": "›"})
+#: A role word and a colon, as a transcript marks a turn ("Human:", "Assistant:", "System:").
+_ROLE = re.compile(
+    r"\b(human|assistant|user|system|developer|tool|model|ai)(\s*):", re.IGNORECASE | re.ASCII
+)
+
+
+def neutralize(text: str) -> str:
+    """``text`` as data inside an agent's context: no angle-bracket tags, no turn markers.
+
+    Tags become ‹tag› and a role marker ``Human:`` becomes ``“Human”:``; the words stay
+    readable for a person. One pass of a fixed-width pattern: linear in the text.
+    """
+    return _ROLE.sub(r"“\1”\2:", text.translate(_ANGLES))
