@@ -112,8 +112,9 @@ def context_files() -> Editor:
     Each way install changes it has a shape uninstall recognises without a note kept anywhere:
     absent, it becomes ``["AGENTS.md", "GEMINI.md"]`` (removed whole); a list gets AGENTS.md
     appended (the last one is taken out); a single name becomes ``["AGENTS.md", <that name as
-    written>]`` (turned back). A list that names AGENTS.md already is left alone, and uninstall
-    takes AGENTS.md out of it all the same: nothing says who put it there.
+    written>]`` (turned back; a lone "GEMINI.md" comes back as no fileName, the same to Gemini).
+    A list that names AGENTS.md already is left alone, and uninstall takes AGENTS.md out of it
+    all the same: nothing says who put it there.
     """
     # Never AGENTS.md last, as an appended list has it: uninstall tells the two apart.
     created = [OUR_FILE, DEFAULT_FILE]
