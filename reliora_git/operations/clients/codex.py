@@ -266,8 +266,8 @@ def todo(root: Path) -> list[str]:
     if not _trusted(root):
         steps.append(
             "Codex reads .codex/ (the hooks and the reliora MCP server) only in a project you "
-            "trust: answer yes when Codex asks whether to trust this folder, or run "
-            "`codex exec --trust` in it once"
+            "trust: answer yes when Codex asks whether to trust this folder (headless: run "
+            "`codex exec --trust` here once)"
         )
     steps.append(
         "Codex runs a project's hooks only after you review them: run /hooks in a Codex "
