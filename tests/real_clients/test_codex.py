@@ -102,13 +102,14 @@ def project(repo: Path, cli: Cli) -> Project:
     return Project(repo, invoice, billing)
 
 
-def codex_env(home: Path) -> dict[str, str]:
+def codex_env(home: Path, with_reliora: bool = True) -> dict[str, str]:
     """Headless Codex: a CODEX_HOME and HOME of its own, the mock's key, nothing else.
 
     Built from nothing rather than from this process's environment: Codex reads variables
     (OPENAI_*, CODEX_*, proxies) that would change what it does."""
     node = shutil.which("node")
-    path = [str(Path(reliora_executable()).parent)]  # the hooks and the server run `reliora`
+    # The hooks and the server run `reliora` from PATH.
+    path = [str(Path(reliora_executable()).parent)] if with_reliora else []
     path += [str(Path(node).parent)] if node else []
     return {
         "PATH": os.pathsep.join([*path, "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -201,11 +202,16 @@ def trust_hooks(binary: Path, env: dict[str, str], root: Path) -> None:
 
 
 def run_codex(
-    project: Project, prompt: str, home: Path, call: Any, model_name: str = MODEL
+    project: Project,
+    prompt: str,
+    home: Path,
+    call: Any,
+    model_name: str = MODEL,
+    with_reliora: bool = True,
 ) -> list[Any]:
     """Run `codex exec PROMPT` to its end; return the bodies of the requests to the model."""
     binary = find_binary("codex")
-    env = codex_env(home)
+    env = codex_env(home, with_reliora)
     (home / ".codex").mkdir(parents=True)
     last_message = home / "last-message.txt"
     with MockModel(responses_api.routes(call)) as model:
@@ -309,3 +315,13 @@ def test_codex_gets_a_lesson_once_from_session_start_prompt_and_read(
     assert project.billing.id in "\n".join(responses_api.developer_texts(first))
     assert responses_api.request_text(last).count(project.billing.marker) == 1
     assert project.billing.marker not in pushed_after_call(last)
+
+
+def test_a_clone_without_reliora_still_runs_codex(project: Project, tmp_path: Path) -> None:
+    """The server is never `required` and the hooks are silent without `reliora` on PATH."""
+    prompt = "Invoice totals are off by a cent; fix the rounding of invoice totals"
+    bodies = run_codex(project, prompt, tmp_path / "home", read_billing, with_reliora=False)
+    assert not any(name.startswith("mcp__reliora") for name in responses_api.tool_names(bodies[0]))
+    for body in bodies:
+        text = responses_api.request_text(body)
+        assert project.invoice.marker not in text and project.billing.marker not in text
