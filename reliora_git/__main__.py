@@ -58,6 +58,14 @@ def main() -> None:
         code = agent_hook_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
+    if sys.argv[1:2] == ["mcp"] and fast:
+        # A client waits for the server's answer to `initialize` before anything else:
+        # it is answered before Typer or the MCP SDK is imported (commands/serving.py).
+        from reliora_git.interfaces.commands.serving import fast_main as mcp_main
+
+        code = mcp_main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     if sys.argv[1:] in _HOOK_ARGV and fast:
         from reliora_git.interfaces.commands.check_staged import run_check_staged
 

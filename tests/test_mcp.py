@@ -264,11 +264,15 @@ def test_the_store_is_found_per_call(repo: Path) -> None:
     run(scenario)
 
 
-@pytest.mark.parametrize("how", ["--repo", "RELIORA_REPO"])
+@pytest.mark.parametrize("how", ["--repo", "--repo=", "RELIORA_REPO"])
 def test_the_store_can_be_named_from_anywhere(store: Store, tmp_path: Path, how: str) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    args = ("--repo", str(store.root)) if how == "--repo" else ()
+    args: tuple[str, ...] = ()
+    if how == "--repo":
+        args = ("--repo", str(store.root))
+    elif how == "--repo=":
+        args = (f"--repo={store.root}",)
     env = {"RELIORA_REPO": str(store.root)} if how == "RELIORA_REPO" else {}
 
     async def scenario() -> None:

@@ -14,42 +14,46 @@ calls and is revalidated against the files on each one (index.LiveIndex).
 Clients call tools in parallel: each call runs on a worker thread, holding a
 reference to the kept index (LiveIndex.open). A call whose client cancels it, or
 closes the connection, is stopped at its next step (records/stopping.py) instead
-of computing on for nobody; once stdin is closed the process exits.
+of computing on for nobody; once stdin is closed the process exits, and SIGINT or
+SIGTERM end it the same way, with exit code 0 (interfaces/mcp_wire.py).
+
+Start-up: the client's ``initialize`` may have been answered before this module was
+imported (mcp_wire.py, commands/serving.py); nothing here that only tool calls need
+(the operations, the store index) is imported before the first call.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import inspect
 import json
-import os
 import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
 from reliora_git import __version__
 from reliora_git.interfaces import mcp_help
-from reliora_git.operations import api
+from reliora_git.interfaces.mcp_wire import SERVER_NAME, Start, exit_now
 from reliora_git.records.errors import RelioraError, from_os_error
 from reliora_git.records.stopping import WorkStopped, stopped_by
-from reliora_git.search.jsonio import (
-    record_from_json,
-)
-from reliora_git.storage.config import load_config
-from reliora_git.storage.index import LiveIndex, StoreIndex
-from reliora_git.storage.store import Store, find_store
+
+if TYPE_CHECKING:
+    from reliora_git.storage.index import LiveIndex, StoreIndex
+    from reliora_git.storage.store import Store
 
 Document = dict[str, Any]
 # Literal types so the input schemas list the allowed values (tests keep them equal to model's).
@@ -76,23 +80,44 @@ CHANGES = ToolAnnotations(
 )
 
 
+#: What the tools' work imports (see _Server.live_index).
+TOOL_MODULES = (
+    "reliora_git.operations.about",
+    "reliora_git.operations.api",
+    "reliora_git.operations.brief",
+    "reliora_git.operations.check",
+    "reliora_git.operations.lifecycle",
+    "reliora_git.search.jsonio",
+    "reliora_git.storage.config",
+    "reliora_git.storage.store",
+)
+
 #: How long calls that were told to stop may take to reach their next step and unwind
 #: (releasing lock files) once the client has gone; then the process exits regardless.
 STOP_GRACE_SECONDS = 10.0
 
 
-def serve(repo: Path | None = None) -> None:
-    """Run the server on stdin/stdout until the client closes the connection, then exit.
+def serve(repo: Path | None = None, start: Start | None = None) -> None:
+    """Run the server on the client's pipes until it closes stdin, then exit.
+
+    ``start`` is what the fast start did (commands/serving.py): the wire taken, the
+    signals handled, perhaps ``initialize`` answered; None when started through Typer.
 
     When stdin closes, the SDK cancels the calls in flight; each is told to stop
     (Calls.run) and gets a moment to unwind. A call stuck where it cannot look
     (a git command, say) does not keep the process alive: it exits without it.
+    SIGINT and SIGTERM do the same from wherever the server is (mcp_wire.Stopper).
     """
+    start = start or Start.take()
     calls = Calls()
-    build_server(repo, calls).run("stdio")
-    calls.stop_all()
-    if not calls.wait_idle(STOP_GRACE_SECONDS):
-        os._exit(0)
+    start.stopper.before_exit = functools.partial(calls.stop, STOP_GRACE_SECONDS)
+    server = build_server(repo, calls)
+    anyio.run(server.serve_wire, start)
+    # The client has gone. Once the calls have ended (or after the grace, if one is
+    # stuck where it cannot look) there is nothing left to do: exit without waiting
+    # for the worker threads or the interpreter's teardown.
+    calls.stop(STOP_GRACE_SECONDS)
+    exit_now()
 
 
 class Calls:
@@ -101,6 +126,8 @@ class Calls:
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._stops: set[threading.Event] = set()
+        #: Set once the server is stopping: a call that has not begun does not begin.
+        self._closed = False
 
     async def run(self, work: Callable[[], CallToolResult]) -> CallToolResult:
         """``work`` on a worker thread; when this call is cancelled, ``work`` is told to stop.
@@ -121,6 +148,8 @@ class Calls:
 
     def _stoppable(self, stop: threading.Event, work: Callable[[], CallToolResult]) -> Any:
         with self._changed:
+            if self._closed:
+                return None  # the process is about to exit: nobody will read the answer
             self._stops.add(stop)
         try:
             with stopped_by(stop):
@@ -132,15 +161,51 @@ class Calls:
                 self._stops.discard(stop)
                 self._changed.notify_all()
 
-    def stop_all(self) -> None:
+    def stop(self, timeout: float) -> bool:
+        """Stop every call, start no more; whether all have ended within ``timeout`` seconds."""
         with self._changed:
+            self._closed = True
             for stop in self._stops:
                 stop.set()
-
-    def wait_idle(self, timeout: float) -> bool:
-        """Whether every call has ended within ``timeout`` seconds."""
-        with self._changed:
             return self._changed.wait_for(lambda: not self._stops, timeout)
+
+
+class _ClientLines:
+    """What the SDK reads: the client's line read before it was loaded, then the pipe.
+
+    Read on a worker thread, as the SDK's own transport does, decoded as it decodes.
+    """
+
+    def __init__(self, start: Start) -> None:
+        self._first = start.first
+        self._reader = start.wire.reader
+
+    def __aiter__(self) -> _ClientLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line, self._first = self._first, b""
+        if not line:
+            line = await anyio.to_thread.run_sync(self._reader.readline)
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class _ServerLines:
+    """What the SDK writes, to the client; not its answer to an ``initialize`` answered early."""
+
+    def __init__(self, start: Start) -> None:
+        self._start = start
+        self._writer = start.wire.writer
+
+    async def write(self, text: str) -> None:
+        if self._start.is_early_answer(text):
+            return
+        await anyio.to_thread.run_sync(self._writer.write, text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await anyio.to_thread.run_sync(self._writer.flush)
 
 
 class _Server(MCPServer):
@@ -158,6 +223,37 @@ class _Server(MCPServer):
         super().__init__(*args, **kwargs)
         #: Tool name → its arguments' names, in the order of its parameters.
         self.argument_names: dict[str, tuple[str, ...]] = {}
+        #: The store index kept between calls, made by the first call (:meth:`live_index`).
+        self._live: LiveIndex | None = None
+
+    async def serve_wire(self, start: Start) -> None:
+        """Serve the client on ``start``'s wire, after what the fast start read and answered.
+
+        What ``run("stdio")`` does, on streams given to the SDK's transport instead of
+        the ones it would take from fds 0 and 1 (Start took those already).
+        """
+        # The SDK's transport only iterates its stdin and awaits write/flush on its stdout.
+        client: Any = _ClientLines(start)
+        replies: Any = _ServerLines(start)
+        lowlevel = self._lowlevel_server
+        async with stdio_server(stdin=client, stdout=replies) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+    def live_index(self) -> LiveIndex:
+        """The kept index, and every module a tool needs, loaded on the event loop's thread.
+
+        Not at start-up: they are not needed to answer ``initialize`` or list the tools.
+        Not on the calls' worker threads: parallel first calls would import the same
+        modules at once, and a module one thread is still running can look half empty
+        to another.
+        """
+        if self._live is None:
+            for module in TOOL_MODULES:
+                importlib.import_module(module)
+            from reliora_git.storage.index import LiveIndex
+
+            self._live = LiveIndex()
+        return self._live
 
     def add_tool(
         self, fn: Callable[..., Any], name: str | None = None, *args: Any, **kwargs: Any
@@ -172,6 +268,7 @@ class _Server(MCPServer):
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        self.live_index()
         known = self.argument_names.get(name)
         if known is not None:
             try:
@@ -231,28 +328,27 @@ def bad_arguments_message(tool: str, error: ValidationError) -> str:
     return f"{tool}: the argument {where!r} is wrong: {first.get('msg', 'invalid value')}"
 
 
-def build_server(repo: Path | None = None, calls: Calls | None = None) -> MCPServer:
+def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Server:
     """The server with its tools; ``repo`` is ``--repo`` (else RELIORA_REPO, else cwd)."""
     # log_level: the SDK logs every anticipated tool error at INFO on stderr, which
     # clients show as noise; the agent already gets the error in the result.
-    server: MCPServer = _Server(
-        name="reliora",
+    server = _Server(
+        name=SERVER_NAME,
         instructions=mcp_help.INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
     )
 
-    live = LiveIndex()
     running = calls or Calls()
-
-    def store() -> Store:
-        return find_store(repo)
 
     def indexed(work: Callable[[Store, StoreIndex], Reply]) -> Callable[[], Reply]:
         """``work`` on the store and its index, kept in memory between calls."""
+        live = server.live_index()
 
         def run() -> Reply:
-            found = store()
+            from reliora_git.storage.store import find_store
+
+            found = find_store(repo)
             with live.open(found) as index:
                 return work(found, index)
 
@@ -515,6 +611,9 @@ def search_tool(
     include_retired: bool,
     index: StoreIndex | None = None,
 ) -> Reply:
+    from reliora_git.operations import api
+    from reliora_git.storage.config import load_config
+
     result = api.search(
         store,
         query,
@@ -542,6 +641,8 @@ GUARD_EXAMPLE = {"pattern": "from ['\"]moment['\"]", "paths": ["src/**/*.ts"], "
 
 
 def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:
+    from reliora_git.operations import api
+
     return Reply(api.show(store, id_or_prefix, index).document())
 
 
@@ -551,6 +652,9 @@ def record_tool(
     index: StoreIndex | None = None,
     allow_existing: bool = False,
 ) -> Reply:
+    from reliora_git.operations import api
+    from reliora_git.search.jsonio import record_from_json
+
     given = {name: value for name, value in fields.items() if value is not None}
     saved = api.record(store, record_from_json(given), index=index, allow_existing=allow_existing)
     return Reply(
@@ -591,6 +695,8 @@ def update_tool(
 def feedback_tool(
     store: Store, id_or_prefix: str, outcome: str, note: str, index: StoreIndex | None = None
 ) -> Reply:
+    from reliora_git.operations import api
+
     event = api.feedback(store, id_or_prefix, outcome, note, index)
     return Reply(
         {"record": event.record, "outcome": event.outcome, "at": event.at, "locator": event.locator}

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import typer
 
 from reliora_git.interfaces.commands.common import RepoOption, reporting
-from reliora_git.records.errors import RelioraError
-
-INSTALL_HINT = "pip install 'reliora-git[mcp]'"
-#: Top-level modules of the SDK and its own dependencies.
-SDK_MODULES = ("mcp", "mcp_types", "pydantic", "anyio")
+from reliora_git.interfaces.commands.serving import load_server
 
 
 def mcp(repo: RepoOption = None) -> None:
@@ -23,33 +16,19 @@ def mcp(repo: RepoOption = None) -> None:
     MCP client (Claude Code, Cursor, VS Code…), not by hand: it speaks JSON-RPC
     on stdout. The store is looked up on every call (--repo, RELIORA_REPO, or
     the nearest .reliora/ above the working folder), so a store created after
-    the server started is found. Needs the optional `mcp` extra. See
-    docs/agents.md.
+    the server started is found. It exits with code 0 when the client closes
+    stdin or sends SIGINT or SIGTERM, once the calls in flight have stopped.
+    Needs the optional `mcp` extra. See docs/agents.md.
 
     \b
     Example:
       claude mcp add reliora -- reliora mcp
     """
     with reporting():
-        serve = _load_server()
-        serve(repo)
-
-
-def _load_server() -> Callable[[Path | None], None]:
-    """The server's entry point, imported only now: the `mcp` SDK is an optional extra."""
-    try:
-        from reliora_git.interfaces.mcp_server import serve
-    except ModuleNotFoundError as error:
-        # Only a missing SDK (or the 1.x SDK, which lacks mcp.server.mcpserver) is the
-        # user's to fix by installing; any other missing module is a bug worth a traceback.
-        if (error.name or "").split(".")[0] not in SDK_MODULES:
-            raise
-        raise RelioraError(
-            f"`reliora mcp` needs the MCP Python SDK 2.x, which is not installed; "
-            f"run: {INSTALL_HINT}",
-            code="missing_dependency",
-        ) from None
-    return serve
+        # Reached only when __main__'s fast path is off (RELIORA_FAST_CLI=0) or did not
+        # recognise the arguments: nothing was read from the client, the SDK answers all.
+        serve = load_server()
+        serve(repo, None)
 
 
 def register(app: typer.Typer) -> None:
