@@ -266,6 +266,66 @@ def floor_figures(
     }
 
 
+# --- keyword stuffing -------------------------------------------------------------------------
+
+STUFFED_ID = "stuffed-vocabulary-000000"
+
+
+def stuffed_store(corpus: Path, index: StoreIndex, words: int, folder: Path) -> Store:
+    """A copy of the corpus plus one record holding the store's ``words`` commonest words (by
+    the number of records holding them) in its Task and Problems only, the sections a brief
+    shows least of: the record an adversary would write to take every prompt."""
+    import shutil
+
+    shutil.copytree(corpus, folder / "store", ignore=shutil.ignore_patterns(".cache*"))
+    counts: Counter[str] = Counter()
+    for slot in index.slots():
+        counts.update(set(index.text_of(slot).split()) - STOP_WORDS)
+    common = [word for word, _ in counts.most_common(words)]
+    half = len(common) // 2
+    experiences = folder / "store" / ".reliora" / "experiences"
+    if not experiences.is_dir():
+        experiences = folder / "store" / "experiences"
+    (experiences / f"{STUFFED_ID}.md").write_text(
+        f"---\nid: {STUFFED_ID}\ntitle: Notes on the toolchain\n---\n\n"
+        f"## Task\n{' '.join(common[:half])}\n\n## Problems\n- {' '.join(common[half:])}\n\n"
+        "## Solution\nSee the team wiki.\n",
+        encoding="utf-8",
+    )
+    return Store((folder / "store").resolve())
+
+
+def stuffing_figures(
+    store: Store,
+    index: StoreIndex,
+    settings: Settings,
+    tasks: Sequence[Task],
+    prompts: Sequence[str],
+) -> dict[str, Any]:
+    """How often the stuffed record ranks first or in the top 5 for a task, and for how many
+    prompts without a task it clears the floor."""
+    first = top5 = 0
+    for task in tasks:
+        hits = [
+            h.doc.id
+            for h in rank_task(index.inverted, task_words(task.task, "", settings), settings)
+        ]
+        first += hits[:1] == [STUFFED_ID]
+        top5 += STUFFED_ID in hits[:5]
+    floor = sum(
+        STUFFED_ID
+        in {h.doc.id for h in rank_task(index.inverted, task_words(p, "", settings), settings)}
+        for p in prompts
+    )
+    return {
+        "tasks": len(tasks),
+        "first": first,
+        "top5": top5,
+        "prompts": len(prompts),
+        "promptsCleared": floor,
+    }
+
+
 # --- the push (brief --push, what hooks print) ------------------------------------------------
 
 
@@ -484,6 +544,19 @@ def main() -> None:
     for prompt in floor["injectedExamples"]:
         print(f"  injected: {prompt!r}")
 
+    with tempfile.TemporaryDirectory() as folder:
+        figures["stuffing"] = {}
+        for words in (3000, 500):
+            (Path(folder) / str(words)).mkdir()
+            stuffed = stuffed_store(args.corpus, index, words, Path(folder) / str(words))
+            found = stuffing_figures(stuffed, open_index(stuffed), chosen, tasks, prompts)
+            figures["stuffing"][words] = found
+            print(
+                f"\na record stuffed with the store's {words} commonest words (Task and "
+                f"Problems only): first for {found['first']}/{found['tasks']} tasks, in the top "
+                f"5 for {found['top5']}; clears the floor for {found['promptsCleared']}/"
+                f"{found['prompts']} prompts without a task"
+            )
     pushed = push_figures(store, index, tasks)
     figures["push"] = pushed
     print(

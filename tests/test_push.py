@@ -17,7 +17,7 @@ from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git, reliora_executable
 
 RETRY = "src/billing/retry.py"
-PROMPT = "invoices fail: the payment provider rate limits our retries"
+PROMPT = "invoices fail: the payment provider rate limits our retries; add exponential backoff"
 
 
 def event(repo: Path, name: str, session: str = "s1", **fields: Any) -> str:

@@ -9,13 +9,14 @@ in this store (the idf of a word held by a single record, ``unit``):
 * its **score** is at least :data:`MIN_SCORE` units: it shares several telling words;
 * its **margin** over the next hit is at least :data:`MIN_MARGIN` units: it stands
   out, rather than being one of several records on a common topic;
-* the words it shares **in its title or problems** (exact matches) add up to at
-  least :data:`MIN_TITLE_PROBLEMS` units of idf: it is about the task, not only
-  mentioning its words in passing.
+* the part of its score from words in the fields a push **shows** (title, tags,
+  solution: taskrank.SHOWN_MASK) is at least :data:`MIN_SHOWN` units: it is about
+  the task where a reader will see it, not only in sections a brief shows little
+  of — where a record stuffed with a store's vocabulary hides its words.
 
 Chosen by bench/brief.py on 139 tasks (docs/ranking.md): with the task's note
-stored, the top hit passes for 50 tasks, 39 of them the note; with the note
-moved out, for 18 of 139 prompts (0.13 a prompt).
+stored, the top hit passes for 51 tasks, 42 of them the note; with the note
+moved out, for 16 of 139 prompts (0.12 a prompt).
 """
 
 from __future__ import annotations
@@ -23,27 +24,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reliora_git.search.taskrank import TaskHit, idf_of
+from reliora_git.search.taskrank import SHOWN_MASK, TaskHit, idf_of
 
-MIN_SCORE = 1.3
+MIN_SCORE = 1.1
 MIN_MARGIN = 0.25
-MIN_TITLE_PROBLEMS = 0.6
+MIN_SHOWN = 0.9
 
 
 @dataclass(frozen=True)
 class Confidence:
     confident: bool
-    #: Score, margin over the next hit, and title-and-problems idf, in units (see above).
+    #: Score, margin over the next hit, and the score from shown fields, in units (see above).
     score: float
     margin: float
-    title_problems: float
+    shown: float
 
     def to_json(self) -> dict[str, object]:
         return {
             "confident": self.confident,
             "score": round(self.score, 3),
             "margin": round(self.margin, 3),
-            "titleProblems": round(self.title_problems, 3),
+            "shown": round(self.shown, 3),
         }
 
 
@@ -52,15 +53,11 @@ def judge(hits: Sequence[TaskHit], position: int, total: int) -> Confidence:
     unit = idf_of(1, total) if total else 1.0
     hit = hits[position]
     following = hits[position + 1].score if position + 1 < len(hits) else 0.0
-    telling = sum(
-        m.idf
-        for m in hit.matches
-        if not m.stemmed and ("title" in m.fields or "problems" in m.fields)
-    )
-    score, margin, title_problems = hit.score / unit, (hit.score - following) / unit, telling / unit
+    visible = sum(part for _, exact, stemmed, part in hit.parts if (exact | stemmed) & SHOWN_MASK)
+    score, margin, shown = hit.score / unit, (hit.score - following) / unit, visible / unit
     return Confidence(
-        score >= MIN_SCORE and margin >= MIN_MARGIN and title_problems >= MIN_TITLE_PROBLEMS,
+        score >= MIN_SCORE and margin >= MIN_MARGIN and shown >= MIN_SHOWN,
         score,
         margin,
-        title_problems,
+        shown,
     )

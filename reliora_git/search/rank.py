@@ -124,6 +124,8 @@ class IndexedRecord(NamedTuple):
     #: Its guards with their defaults applied (records/guards.py ActiveGuard tuples):
     #: the hook learns from the index which records have guards, without parsing any.
     guards: tuple[tuple[Any, ...], ...] = ()
+    #: Tokens in its nine fields: the task ranking's length normalisation (taskrank.py).
+    size: int = 0
 
     @property
     def fields(self) -> list[str]:
@@ -152,6 +154,7 @@ def fingerprint(record: Record) -> str:
 
 
 def index_record(record: Record) -> IndexedRecord:
+    text = FIELD_SEPARATOR.join(encode_field(pieces) for pieces in field_texts(record))
     return IndexedRecord(
         id=record.id,
         title=record.title,
@@ -159,11 +162,12 @@ def index_record(record: Record) -> IndexedRecord:
         tags=tuple(record.tags),
         status=record.status,
         confidence=record.confidence,
-        text=FIELD_SEPARATOR.join(encode_field(pieces) for pieces in field_texts(record)),
+        text=text,
         fingerprint=fingerprint(record),
         supersedes=tuple(record.supersedes),
         paths=tuple(record.paths),
         guards=_resolved_guards(record),
+        size=len(text.split()),
     )
 
 

@@ -47,6 +47,10 @@ from reliora_git.search.stopwords import STOP_WORDS
 from reliora_git.search.tokens import tokenize
 
 _COMPONENTS = (1 << COMPONENT_BITS) - 1
+#: Fields a brief or push shows little or nothing of (only a first problem at most): words held
+#: only there are capped (Settings.rarely_shown_cap), as a stuffed record hides its words there.
+RARELY_SHOWN = ("problems", "task", "projectContext", "applicability", "failedAttempts", "warnings")
+SHOWN_MASK = sum(1 << k for k, name in enumerate(FIELDS) if name not in RARELY_SHOWN)
 #: A store with fewer records is small: among so few, a word that several records share
 #: still tells them apart, and idf means little, so no word is dropped and the floor is
 #: only the number of words matched.
@@ -80,6 +84,16 @@ class Settings:
     #: ``min_words`` words: a single shared word is never enough.
     floor: float = 0.7
     min_words: int = 2
+    #: Length normalisation by the record's size (tokens in all its fields, against the
+    #: store's average): a record's own words, not the task's, decide how much each is
+    #: worth, so a record stuffed with a store's vocabulary gains little from each word.
+    size_b: float = 0.75
+    #: At most this many words count for a record (its largest parts); 0: no cap.
+    max_words: int = 10
+    #: Words held only in fields a brief shows little of (RARELY_SHOWN) give a record at most
+    #: this many times the most one word can give (the idf of a word held by one record);
+    #: 0: no cap.
+    rarely_shown_cap: float = 1.5
 
     def mask_weights(self) -> list[float]:
         """Summed field weights of every component mask (bit k is FIELDS[k])."""
@@ -289,6 +303,23 @@ def _norms(
     }
 
 
+def _bounded(held: list[Part], settings: Settings, unit: float) -> tuple[list[Part], float]:
+    """A record's parts with the caps applied (see Settings): the words beyond max_words left
+    out, and the rarely-shown words' parts scaled down to their cap; and the new score."""
+    if settings.max_words and len(held) > settings.max_words:
+        held = sorted(held, key=lambda part: -part[3])[: settings.max_words]
+    cap = settings.rarely_shown_cap * unit
+    if cap:
+        hidden = sum(p[3] for p in held if not (p[1] | p[2]) & SHOWN_MASK)
+        if hidden > cap:
+            scale = cap / hidden
+            held = [
+                p if (p[1] | p[2]) & SHOWN_MASK else (p[0], p[1], p[2], p[3] * scale)
+                for p in held
+            ]
+    return held, sum(p[3] for p in held)
+
+
 def rank_task(
     inverted: InvertedIndex,
     words: Sequence[TaskWord],
@@ -315,6 +346,10 @@ def rank_task(
     discount = settings.stem_discount
     k1 = settings.k1
     norms = _norms(docs, lengths, settings) if lengths is not None and settings.b else None
+    size_b = settings.size_b
+    average_size = (
+        max(sum(doc.size for doc in docs if doc is not None) / total, 1.0) if size_b else 1.0
+    )
     weights = settings.field_weights
     scores: dict[int, float] = {}
     parts: dict[int, list[Part]] = {}
@@ -340,6 +375,9 @@ def rank_task(
             stemmed = stem_of(slot, 0) & ~exact
             if norms is None:
                 tf = weight_of[exact] + discount * weight_of[stemmed]
+                if size_b:
+                    size = docs[slot].size  # type: ignore[union-attr]
+                    tf /= 1 - size_b + size_b * size / average_size
             else:
                 norm = norms[slot]
                 tf = sum(
@@ -354,11 +392,15 @@ def rank_task(
                 parts[slot] = [(position, exact, stemmed, part)]
             else:
                 held.append((position, exact, stemmed, part))
-    least = settings.floor * idf_of(1, total) if total >= SMALL_STORE else 0.0
+    unit = idf_of(1, total)
+    least = settings.floor * unit if total >= SMALL_STORE else 0.0
     kept_words = tuple(explained)
     hits = []
+    bounded = settings.max_words or settings.rarely_shown_cap
     for slot, score in scores.items():
         held = parts[slot]
+        if bounded:
+            held, score = _bounded(held, settings, unit)
         if floor and (score < least or len(held) < settings.min_words):
             continue
         doc = docs[slot]
