@@ -225,7 +225,11 @@ def test_status_names_each_file_state_and_path(repo: Path, cli: Cli) -> None:
 def test_install_prints_next_steps(repo: Path, cli: Cli) -> None:
     done = cli("agent", "install")
     assert "Next steps:" in done.stdout
-    assert "git add .claude/settings.json .mcp.json CLAUDE.md AGENTS.md" in done.stdout
+    assert (
+        "git add .claude/settings.json .mcp.json CLAUDE.md .codex/hooks.json .codex/config.toml "
+        "AGENTS.md" in done.stdout
+    )
+    assert "claude-code: Claude Code asks once" in done.stdout and "codex: " in done.stdout
     assert "reliora hooks install" in done.stdout
 
 
@@ -349,3 +353,10 @@ def test_status_prints_the_hook_log(repo: Path, cli: Cli) -> None:
     done = cli("agent", "status")
     assert done.returncode == 0
     assert "Hook log (newest last):" in done.stdout and "stdin is not JSON" in done.stdout
+
+
+def test_a_crlf_file_is_installed_right_after_install(repo: Path, cli: Cli) -> None:
+    write(repo, {"AGENTS.md": "# Agents\r\n\r\nUse tabs.\r\n"})
+    cli("agent", "install", "codex")
+    states = {f["path"]: f["state"] for f in cli.json("agent", "status")["files"]}
+    assert states["AGENTS.md"] == "installed"

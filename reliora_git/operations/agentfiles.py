@@ -51,6 +51,32 @@ def is_our_hook(value: Any) -> bool:
     )
 
 
+def combined(*editors: Editor) -> Editor:
+    """Several editors of one file as one (a client with several entries in one file):
+    installed in order, uninstalled in reverse (each removal undoes the insertion made last),
+    its state theirs when they agree, else the odd one out or "partial"."""
+
+    def install(text: str | None, name: str) -> str:
+        for editor in editors:
+            text = editor.install(text, name)
+        assert text is not None
+        return text
+
+    def uninstall(text: str | None, name: str) -> str | None:
+        for editor in reversed(editors):
+            text = editor.uninstall(text, name)
+        return text
+
+    def state(text: str | None, name: str) -> str:
+        found = [editor.state(text, name) for editor in editors]
+        if len(set(found)) == 1:
+            return found[0]
+        odd = [s for s in found if s not in ("installed", "not installed", "partial")]
+        return odd[0] if odd else "partial"
+
+    return Editor(install, uninstall, state)
+
+
 # --- JSON helpers -------------------------------------------------------------------------------
 
 
@@ -378,9 +404,7 @@ def block_span(text: str, name: str, begin: str, end: str) -> tuple[int, int] | 
     return start, stop
 
 
-def marked_block(
-    block: str, begin: str = MD_BEGIN, end: str = MD_END, empty: str = ""
-) -> Editor:
+def marked_block(block: str, begin: str = MD_BEGIN, end: str = MD_END, empty: str = "") -> Editor:
     """``block`` (which starts with the ``begin`` line and ends with the ``end`` line) kept in a
     file; ``empty`` is what a file install created holds around it (a rule's front matter)."""
 

@@ -171,10 +171,14 @@ class FileState:
 
 
 def states(root: Path, clients: Sequence[str] = CLIENTS) -> list[FileState]:
-    return [
-        FileState(file, file.state(_read(root / file.path, file.path), file.path))
-        for file in client_files(clients)
-    ]
+    """Each file's state, judged on its \n form (as install edits it)."""
+    found = []
+    for file in client_files(clients):
+        text = _read(root / file.path, file.path)
+        if text is not None and "\r\n" in text:
+            text = text.replace("\r\n", "\n")
+        found.append(FileState(file, file.state(text, file.path)))
+    return found
 
 
 def installed_clients(root: Path) -> list[str]:
@@ -221,8 +225,8 @@ def _git_hook_step(root: Path) -> str | None:
 # --- what to do next ---------------------------------------------------------------------------
 
 
-def next_steps(root: Path, after: str) -> list[str]:
-    """What is left to do after ``init`` or ``agent install`` (``after``), in order."""
+def next_steps(root: Path, after: str, clients: Sequence[str] = ()) -> list[str]:
+    """What is left to do after ``init`` or ``agent install`` (``after``, of ``clients``)."""
     import shutil
 
     from reliora_git.gitrepo import git, hooks
@@ -246,9 +250,8 @@ def next_steps(root: Path, after: str) -> list[str]:
                 "Put `reliora` on PATH for the agent (pipx install reliora-git): "
                 "until then the hooks print nothing"
             )
-        steps.append(
-            "Restart the agent: Claude Code asks once to approve the `reliora` server of .mcp.json"
-        )
+        steps.append("Restart the agents, so that they read their new files")
+        steps += [f"{name}: {step}" for name in clients for step in load(name).todo(root)]
     if in_git:
         try:
             hook_state = hooks.state(root)

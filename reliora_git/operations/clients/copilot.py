@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from reliora_git.operations import agentfiles
-from reliora_git.operations.agentfiles import Editor
 from reliora_git.operations.clients.base import (
     ClientFile,
     HookEvent,
@@ -62,29 +61,7 @@ HOOK_ENTRY: dict[str, Any] = {
 TOP = {"version": 1}
 
 
-def chained(*editors: Editor) -> Editor:
-    """Several editors of one file as one: install and uninstall run each in turn; the state is
-    theirs when they agree, else "partial". (For hooks whose entries differ per event.)"""
-
-    def install(text: str | None, name: str) -> str:
-        for editor in editors:
-            text = editor.install(text, name)
-        assert text is not None
-        return text
-
-    def uninstall(text: str | None, name: str) -> str | None:
-        for editor in editors:
-            text = editor.uninstall(text, name)
-        return text
-
-    def state(text: str | None, name: str) -> str:
-        states = {editor.state(text, name) for editor in editors}
-        return states.pop() if len(states) == 1 else "partial"
-
-    return Editor(install, uninstall, state)
-
-
-HOOKS = chained(
+HOOKS = agentfiles.combined(
     agentfiles.flat_hooks(("sessionStart", "userPromptSubmitted"), HOOK_ENTRY, TOP),
     agentfiles.flat_hooks(("postToolUse",), {**HOOK_ENTRY, "matcher": FILE_MATCHER}, TOP),
 )

@@ -33,7 +33,6 @@ from reliora_git.operations.clients.base import (
     hook_command,
     text_field,
 )
-from reliora_git.operations.clients.copilot import chained
 from reliora_git.operations.clients.instructions import BLOCK
 
 NAME = "cursor"
@@ -57,7 +56,7 @@ RULE_FRONT_MATTER = (
 
 HOOK_ENTRY: dict[str, Any] = {"command": hook_command(NAME), "timeout": HOOK_TIMEOUT}
 TOP = {"version": 1}
-HOOKS = chained(
+HOOKS = agentfiles.combined(
     agentfiles.flat_hooks(("sessionStart",), HOOK_ENTRY, TOP),
     agentfiles.flat_hooks(("postToolUse",), {**HOOK_ENTRY, "matcher": FILE_MATCHER}, TOP),
 )

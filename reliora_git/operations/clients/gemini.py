@@ -159,32 +159,7 @@ def context_files() -> Editor:
     return Editor(install, uninstall, state)
 
 
-def one_file(*editors: Editor) -> Editor:
-    """Several editors of one file as one: installed in order, uninstalled in reverse (each
-    removal undoes the insertion made last), its state theirs when they agree."""
-
-    def install(text: str | None, name: str) -> str:
-        for editor in editors:
-            text = editor.install(text, name)
-        assert text is not None
-        return text
-
-    def uninstall(text: str | None, name: str) -> str | None:
-        for editor in reversed(editors):
-            text = editor.uninstall(text, name)
-        return text
-
-    def state(text: str | None, name: str) -> str:
-        found = [editor.state(text, name) for editor in editors]
-        if len(set(found)) == 1:
-            return found[0]
-        odd = [s for s in found if s not in ("installed", "not installed", "partial")]
-        return odd[0] if odd else "partial"
-
-    return Editor(install, uninstall, state)
-
-
-SETTINGS = one_file(
+SETTINGS = agentfiles.combined(
     agentfiles.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY),
     agentfiles.mcp_servers(),
     context_files(),
