@@ -281,3 +281,32 @@ def test_the_store_can_be_named_from_anywhere(store: Store, tmp_path: Path, how:
             assert (store.root / saved["locator"]).is_file()
 
     run(scenario)
+
+
+def test_mcp_brief_counts_its_json_against_the_budget(
+    store: Store, repo: Path, write_record: Any
+) -> None:
+    for number in range(6):
+        write_record(
+            f"retry-note-{number}",
+            f"Invoice retries and backoff, note {number}",
+            "## Problems\n- the payment provider rate limited our invoice retries\n\n"
+            "## Solution\nUse exponential backoff with full jitter; cap at five attempts. "
+            + "Keep the idempotency key the same for every attempt. " * 6
+            + "\n",
+        )
+    (store.path / "config.toml").write_text("brief_budget = 400\n")
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            result = await session.call_tool(
+                "brief", {"task": "invoice retries are rate limited by the payment provider"}
+            )
+            found = document(result)
+            text = result.content[0]
+            assert text.type == "text"
+            size = len(text.text)
+            assert found["budget"] == 400 and found["lessons"] and found["omitted"]
+            assert size <= 400 * 4 and found["used"] == -(-size // 4)
+
+    run(scenario)

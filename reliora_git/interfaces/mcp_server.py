@@ -721,7 +721,9 @@ def brief_tool(
 ) -> Reply:
     from reliora_git.operations.brief import brief
 
-    return Reply(brief(store, task, query=query, files=files or [], index=index).to_json())
+    # The JSON is what the client receives: it is counted against the budget, not the text.
+    result = brief(store, task, query=query, files=files or [], index=index)
+    return Reply(result.json_within_budget())
 
 
 # --- results ---------------------------------------------------------------------------------

@@ -142,7 +142,8 @@ class Brief:
         """The JSON document, counted against the budget as JSON (the MCP tool's answer):
         whole lessons move to ``omitted`` from the end until the compact JSON fits, and
         ``used`` is the tokens of that JSON."""
-        return fit_document(self.to_json(), self.budget * CHARS_PER_TOKEN)
+        shorts = {lesson.id: lesson.short for lesson in self.lessons}
+        return fit_document(self.to_json(), self.budget * CHARS_PER_TOKEN, shorts)
 
 
 # --- selection -----------------------------------------------------------------------------
@@ -454,15 +455,31 @@ def compact_size(document: dict[str, Any]) -> int:
     return len(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
 
 
-def fit_document(document: dict[str, Any], limit: int) -> dict[str, Any]:
+def fit_document(
+    document: dict[str, Any], limit: int, shorts: dict[str, str] | None = None
+) -> dict[str, Any]:
     """``document`` (a brief's JSON) with lessons moved to ``omitted`` from the end until its
-    compact JSON is at most ``limit`` characters; ``used`` counts that JSON."""
+    compact JSON is at most ``limit`` characters; ``used`` counts that JSON. A first lesson
+    too large alone is cut to its short form before it goes."""
     lessons = document["lessons"]
+    if compact_size(document) > limit:
+        # Lessons before explanations: a kept lesson's reason keeps its three largest words, a
+        # left-out one only its score and paths (`brief --json` has them all).
+        for kept in lessons:
+            kept["reason"]["tokens"] = kept["reason"]["tokens"][:3]
+        for left_out in document["omitted"]:
+            left_out["reason"]["tokens"] = []
     while True:
-        document["used"] = math.ceil(compact_size(document) / CHARS_PER_TOKEN)
+        for _ in range(3):  # `used` is part of what it counts: settle its digits
+            document["used"] = math.ceil(compact_size(document) / CHARS_PER_TOKEN)
         if not lessons or compact_size(document) <= limit:
             return document
+        first = lessons[0]
+        if len(lessons) == 1 and shorts and first["text"] != shorts.get(first["id"], first["text"]):
+            first["text"] = shorts[first["id"]]
+            continue
         dropped = lessons.pop()
+        dropped["reason"]["tokens"] = []
         document["omitted"].insert(
             0, {key: dropped[key] for key in ("id", "title", "reason") if key in dropped}
         )
