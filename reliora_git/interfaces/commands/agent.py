@@ -70,7 +70,9 @@ def _run(
         if not dry_run:
             agents.apply(root, changes)
         steps = (
-            agents.next_steps(root, after="agent", clients=chosen) if action == "install" and not dry_run else []
+            agents.next_steps(root, after="agent", clients=chosen)
+            if action == "install" and not dry_run
+            else []
         )
         if json_output:
             print_json(
