@@ -166,7 +166,8 @@ def add_guards(root: Path, ids: list[str], count: int) -> None:
 
 def hostile() -> dict[str, Any]:
     sys.path.insert(0, str(REPO_ROOT))
-    from reliora_git.records.guards import compiled, matching_lines
+    from reliora_git.records.guard_match import matching_lines
+    from reliora_git.records.guards import compiled
 
     line = ("a" * 60_000 + "b").encode()
     compiled("(a+)+$")  # compiled once, as in the hook

@@ -24,6 +24,7 @@ from typing import Any
 from reliora_git.interfaces.output import clean, one_line, related_line, shown_warnings
 from reliora_git.operations.changes import KIND_ORDER, RecordChange, Review, Side
 from reliora_git.operations.guards import GuardFinding
+from reliora_git.operations.review_guards import GuardChange
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent
 from reliora_git.records.text import escape_invisible
@@ -36,6 +37,9 @@ COMMENT_MARKER = "<!-- reliora-review -->"
 MAX_TEXT = 300
 MAX_ITEMS = 5
 MAX_GUARD_FINDINGS = 50
+MAX_GUARD_CHANGES = 20
+#: A pattern is shown whole (records/guards.py refuses longer ones).
+MAX_PATTERN_SHOWN = 600
 FORMATS = ("markdown", "json", "text", "github")
 
 _MARKDOWN_PUNCTUATION = set("\\`*_{}[]()#+-.!|~")
@@ -173,6 +177,14 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: b
     invalid = sum(change.invalid for change in review.changes)
     if invalid:
         head.append(f"\n**{invalid} record(s) are invalid**: run `reliora check` on them.")
+    matching = sum(bool(g.matches) for change in review.changes for g in change.guards)
+    if matching:
+        head.append(
+            f"\n**{matching} guard(s) this change brings already match head's code**: "
+            "once merged they fire on every commit that touches those lines."
+        )
+    if review.guard_budget is not None:
+        head.append(f"\n**{md(review.guard_budget.summary('review'), 600)}**.")
     sections = [_md_change(change, show_all) for change in review.changes]
     if review.guard_findings:
         sections.insert(0, _md_guard_findings(review))
@@ -280,6 +292,9 @@ def _md_change(change: RecordChange, show_all: bool) -> str:
         where = f" (line {problem.line})" if problem.line else ""
         label = "invalid" if problem.severity == "error" else "warning"
         lines.append(f"- **{label}:** {md(problem.message)}{where}")
+    lines.extend(_md_guard_change(guard) for guard in change.guards[:MAX_GUARD_CHANGES])
+    if len(change.guards) > MAX_GUARD_CHANGES:
+        lines.append(f"- _…and {len(change.guards) - MAX_GUARD_CHANGES} more guards_")
     shown, related = shown_warnings(change.similar, show_all)
     for warning in shown:
         what = "likely duplicate of" if warning.likely else "related to"
@@ -295,6 +310,36 @@ def _md_change(change: RecordChange, show_all: bool) -> str:
     if len(change.feedback) > MAX_ITEMS:
         lines.append(f"- _…and {len(change.feedback) - MAX_ITEMS} more feedback events_")
     return "\n".join(lines)
+
+
+def _md_guard_change(guard: GuardChange) -> str:
+    """A guard the change brings: its pattern, files and severity escaped like record text."""
+    where = ", ".join(md(path, 120) for path in guard.paths[:MAX_ITEMS]) or "every file"
+    if len(guard.paths) > MAX_ITEMS:
+        where += f" and {len(guard.paths) - MAX_ITEMS} more"
+    off = "" if guard.runs else " _(does not run: the record is not active and valid)_"
+    line = (
+        f"- **guard {guard.number} {md(guard.kind)}, {md(guard.severity)}:** "
+        f"pattern {md(guard.pattern, MAX_PATTERN_SHOWN)} in {where}{off}"
+    )
+    if guard.matches:
+        found = ", ".join(_code(f"{f.path}:{f.line}") for f in guard.matches)
+        line += f"; **already matches head's code:** {found}{' …' if guard.more else ''}"
+    return line
+
+
+def _text_guard_change(guard: GuardChange) -> list[str]:
+    where = ", ".join(plain(path, 120) for path in guard.paths) or "every file"
+    off = " (does not run: the record is not active and valid)" if not guard.runs else ""
+    lines = [
+        f"         guard {guard.number} {guard.kind}, {plain(guard.severity, 40)}: "
+        f"pattern {plain(guard.pattern, MAX_PATTERN_SHOWN)} in {plain(where, 600)}{off}"
+    ]
+    if guard.matches:
+        found = ", ".join(plain(f"{f.path}:{f.line}", 200) for f in guard.matches)
+        more = " and more" if guard.more else ""
+        lines.append(f"           already matches head's code: {found}{more}")
+    return lines
 
 
 def _about_mark(data: dict[str, object]) -> str | None:
@@ -395,6 +440,7 @@ def to_json(review: Review) -> dict[str, Any]:
                 "problems": [problem_to_json(p) for p in change.problems],
                 "warnings": [w.to_json() for w in change.similar],
                 "feedback": [event_to_json(e) for e in change.feedback],
+                "guards": [guard.to_json() for guard in change.guards],
             }
             for change in review.changes
         ],
@@ -403,6 +449,7 @@ def to_json(review: Review) -> dict[str, Any]:
         ],
         "feedbackErrors": [_error_json(error) for error in review.feedback_errors],
         "guardFindings": [finding.to_json() for finding in review.guard_findings],
+        "guardBudget": None if review.guard_budget is None else review.guard_budget.to_json(),
         "aboutChangedCode": [
             {
                 "id": data["id"],
@@ -431,6 +478,8 @@ def to_text(review: Review, show_all: bool = False) -> str:
         f"{plain(review.head.ref)} ({review.head.commit[:12]}): {_summary(review)}"
     ]
     lines.extend(f"error: {plain(str(error))}" for error in review.folder_errors)
+    if review.guard_budget is not None:
+        lines.append(f"error: {plain(review.guard_budget.summary('review'), 600)}")
     if review.guard_findings:
         lines.append("")
         lines.append("code that repeats a lesson (guards):")
@@ -454,6 +503,8 @@ def to_text(review: Review, show_all: bool = False) -> str:
         for problem in change.problems:
             where_line = f" (line {problem.line})" if problem.line else ""
             lines.append(f"         {problem.severity}: {plain(problem.message)}{where_line}")
+        for guard in change.guards:
+            lines.extend(_text_guard_change(guard))
         shown, related = shown_warnings(change.similar, show_all)
         for warning in shown:
             lines.append(f"         SIMILAR_EXPERIENCE_FOUND: {plain(warning.message)}")

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 
 from reliora_git.gitrepo import git
 from reliora_git.operations.check import StoreView, check_entries, index_owners
+from reliora_git.operations.guard_budget import REVIEW_SECONDS, BudgetNote, budget_meter, note_of
 from reliora_git.operations.guards import (
     GuardFinding,
-    GuardOf,
     commit_report,
     guards_of_index,
     mark_stale,
 )
+from reliora_git.operations.review_guards import GuardChange, changed_guards
 from reliora_git.operations.staged import add_secret_problems
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent, Problem, Record
@@ -78,6 +79,8 @@ class RecordChange:
     problems: list[Problem] = field(default_factory=list)
     similar: list[SimilarityWarning] = field(default_factory=list)
     feedback: list[FeedbackEvent] = field(default_factory=list)
+    #: The guards the change adds to the record, modifies or turns on (SPEC.md §15).
+    guards: list[GuardChange] = field(default_factory=list)
 
     @property
     def invalid(self) -> bool:
@@ -110,11 +113,18 @@ class Review:
     entropy: bool = False
     #: Lines head adds that repeat a lesson: the guards of head's active records (SPEC.md §15).
     guard_findings: list[GuardFinding] = field(default_factory=list)
+    #: Set when the guards ran out of time (operations/guard_budget.py): some did not run.
+    guard_budget: BudgetNote | None = None
 
     @property
     def guard_blocks(self) -> bool:
         """A ``block`` guard fired: ``review`` exits 1 so that CI fails the change."""
         return any(f.severity == "block" for f in self.guard_findings)
+
+    @property
+    def new_guards_match(self) -> bool:
+        """A guard the change brings matches head's code already: ``review`` exits 1."""
+        return any(g.matches for change in self.changes for g in change.guards)
 
     @property
     def ok(self) -> bool:
@@ -187,6 +197,15 @@ def build_review(
             store, trees.index, base_side.commit, head_side.commit, include_retired
         )
         guards = guards_of_index(trees.index)
+        # One budget for the whole review: what head adds, then the guards it brings.
+        meter = budget_meter(REVIEW_SECONDS)
+        found = commit_report(store, guards, base_side.commit, head_side.commit, meter)
+        mark_stale(store, found.findings, guards)
+        brought, over_head = changed_guards(
+            store, guards, _changed_records(trees), head_side.commit, meter
+        )
+        _attach(changes, brought)
+        budget = note_of(meter, guards, found.files + over_head.files)
     events = sorted(
         (
             event
@@ -216,17 +235,34 @@ def build_review(
         folder_errors,
         about_code,
         entropy,
-        _guard_findings(store, guards, base_side.commit, head_side.commit),
+        found.findings,
+        budget,
     )
 
 
-def _guard_findings(
-    store: Store, guards: list[GuardOf], base: str, head: str
-) -> list[GuardFinding]:
-    """What the guards of head's active records find in the lines head adds (SPEC.md §15)."""
-    found = commit_report(store, guards, base, head).findings
-    mark_stale(store, found, guards)
+def _changed_records(trees: _Trees) -> list[tuple[str, Record, Record | None]]:
+    """(head locator, head record, base record or None) of each record head adds or changes."""
+    at_head = {entry.locator: entry.record for entry in trees.head.entries}
+    found = []
+    for change in trees.record_changes:
+        record = at_head.get(change.path) if change.status != "D" else None
+        if record is not None:
+            before = trees.before.get(change.old_path or change.path)
+            found.append((change.path, record, before.record if before else None))
     return found
+
+
+def _attach(changes: list[RecordChange], brought: list[GuardChange]) -> None:
+    """Each guard to its record's change; one that matches head's code is an error there."""
+    by_locator = {change.locator: change for change in changes if change.kind != "removed"}
+    for guard in brought:
+        change = by_locator.get(guard.locator)
+        if change is None:
+            continue
+        change.guards.append(guard)
+        problem = guard.problem()
+        if problem is not None:
+            change.problems = [*change.problems, problem]
 
 
 @dataclass

@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from reliora_git.gitrepo import git
 from reliora_git.records.errors import RelioraError
-from reliora_git.records.guards import ActiveGuard, lines_matching, path_applies
+from reliora_git.records.guard_match import Meter, lines_matching
+from reliora_git.records.guards import ActiveGuard, path_applies
 from reliora_git.records.text import escape_invisible
 from reliora_git.storage.store import STORE_DIR, Store
 
 if TYPE_CHECKING:
     from reliora_git.gitrepo.diff import AddedLines, ChangeLines
+    from reliora_git.operations.guard_budget import BudgetNote
     from reliora_git.records.model import Guard, Record
     from reliora_git.storage.guardlist import GuardRow
     from reliora_git.storage.index import StoreIndex
@@ -65,6 +67,8 @@ class GuardFinding:
     #: The line itself, cleaned (invisible characters escaped, secrets masked, cut).
     text: str = ""
     stale: bool = False
+    #: The guard's position in its record (1-based).
+    number: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +97,10 @@ class GuardReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     #: How many guards ran.
     guards: int = 0
+    #: Set when the guards' time ran out: what was not searched, and who used it.
+    budget: BudgetNote | None = None
+    #: How many files the guards were to search.
+    files: int = 0
 
     @property
     def blocking(self) -> list[GuardFinding]:
@@ -166,34 +174,49 @@ def wanted_by(guards: Sequence[GuardOf], store_dir: str) -> Any:
     return wanted
 
 
-def findings_in_lines(guards: Sequence[GuardOf], change: ChangeLines) -> list[GuardFinding]:
+def findings_in_lines(
+    guards: Sequence[GuardOf], change: ChangeLines, meter: Meter | None = None
+) -> list[GuardFinding]:
     """What fires on the added lines of a change: one finding per line and record."""
     found: list[GuardFinding] = []
+    meter = meter or Meter()
     for added in change.files:
-        found.extend(_findings_in_added(guards, added))
+        found.extend(_findings_in_added(guards, added, meter))
     return found
 
 
-def _findings_in_added(guards: Sequence[GuardOf], added: AddedLines) -> Iterator[GuardFinding]:
-    for start, g in _hits(guards, added.path, added.text):
+def _findings_in_added(
+    guards: Sequence[GuardOf], added: AddedLines, meter: Meter
+) -> Iterator[GuardFinding]:
+    for start, g in _hits(guards, added.path, added.text, meter):
         number, text = added.line_at(start)
         yield _finding(added.path, number, g, text)
 
 
-def _hits(guards: Sequence[GuardOf], path: str, text: bytes) -> Iterator[tuple[int, GuardOf]]:
+def _hits(
+    guards: Sequence[GuardOf],
+    path: str,
+    text: bytes,
+    meter: Meter,
+    each_guard: bool = False,
+) -> Iterator[tuple[int, GuardOf]]:
     """(line start, guard) for each line of ``text`` and record whose guard matches it, in
-    line order, then the guards' order: one finding per line and record."""
+    line order, then the guards' order: one finding per line and record (and guard, with
+    ``each_guard``)."""
     applicable = _applicable(guards, path)
     if not applicable:
         return
-    patterns = list(dict.fromkeys(g.guard.pattern for g in applicable))
+    # Blocking guards search first: if the time runs out, the guards it skips are warnings.
+    by_severity = sorted(applicable, key=lambda g: g.guard.severity != "block")
+    patterns = list(dict.fromkeys(g.guard.pattern for g in by_severity))
     position = {pattern: i for i, pattern in enumerate(patterns)}
-    for start, hits in lines_matching(patterns, text):
+    for start, hits in lines_matching(patterns, text, meter):
         matched = set(hits)
-        seen: set[str] = set()
+        seen: set[tuple[str, int]] = set()
         for g in applicable:
-            if position[g.guard.pattern] in matched and g.record_id not in seen:
-                seen.add(g.record_id)
+            key = (g.record_id, g.guard.number if each_guard else 0)
+            if position[g.guard.pattern] in matched and key not in seen:
+                seen.add(key)
                 yield start, g
 
 
@@ -211,11 +234,21 @@ def _applicable(guards: Sequence[GuardOf], path: str) -> list[GuardOf]:
     return found
 
 
-def findings_in_text(guards: Sequence[GuardOf], path: str, data: bytes) -> list[GuardFinding]:
+def findings_in_text(
+    guards: Sequence[GuardOf],
+    path: str,
+    data: bytes,
+    meter: Meter | None = None,
+    each_guard: bool = False,
+) -> list[GuardFinding]:
     """What fires on every line of one file."""
+    if not data:
+        return []  # no line at all: not even an empty one for `^` to match
+    # The newline that ends the last line starts no line of its own (`$`, `x*`).
+    data = data[:-1] if data.endswith(b"\n") else data
     found = []
     line, counted = 1, 0
-    for start, g in _hits(guards, path, data):
+    for start, g in _hits(guards, path, data, meter or Meter(), each_guard):
         line += data.count(b"\n", counted, start)
         counted = start
         end = data.find(b"\n", start)
@@ -224,7 +257,10 @@ def findings_in_text(guards: Sequence[GuardOf], path: str, data: bytes) -> list[
 
 
 def _finding(path: str, line: int, g: GuardOf, text: bytes) -> GuardFinding:
-    return GuardFinding(path, line, g.record_id, g.guard.severity, g.guard.message, _shown(text))
+    guard = g.guard
+    return GuardFinding(
+        path, line, g.record_id, guard.severity, guard.message, _shown(text), number=guard.number
+    )
 
 
 def _shown(raw: bytes) -> str:
@@ -280,7 +316,9 @@ def top_of(store: Store) -> tuple[Path, str] | None:
     return top, git.show_prefix(store.root)
 
 
-def staged_report(store: Store, guards: Sequence[GuardOf], top: Path, prefix: str) -> GuardReport:
+def staged_report(
+    store: Store, guards: Sequence[GuardOf], top: Path, prefix: str, meter: Meter | None = None
+) -> GuardReport:
     """The guards over the lines the index adds (what the commit being made adds)."""
     from reliora_git.gitrepo.diff import staged_lines
 
@@ -288,11 +326,15 @@ def staged_report(store: Store, guards: Sequence[GuardOf], top: Path, prefix: st
         return GuardReport()
     store_dir = store_folder(prefix)
     change = staged_lines(top, wanted_by(guards, store_dir), MAX_GUARDED_BYTES, [store_dir])
-    return GuardReport(findings_in_lines(guards, change), change.skipped, len(guards))
+    return _report_of(guards, change, meter or Meter())
 
 
 def commit_report(
-    store: Store, guards: Sequence[GuardOf], base: str | None, head: str
+    store: Store,
+    guards: Sequence[GuardOf],
+    base: str | None,
+    head: str,
+    meter: Meter | None = None,
 ) -> GuardReport:
     """The guards over the lines ``head`` adds to ``base`` (None: to nothing)."""
     from reliora_git.gitrepo.diff import commit_lines
@@ -305,7 +347,16 @@ def commit_report(
     change = commit_lines(
         top, base, head, wanted_by(guards, store_dir), MAX_GUARDED_BYTES, [store_dir]
     )
-    return GuardReport(findings_in_lines(guards, change), change.skipped, len(guards))
+    return _report_of(guards, change, meter or Meter())
+
+
+def _report_of(guards: Sequence[GuardOf], change: ChangeLines, meter: Meter) -> GuardReport:
+    from reliora_git.operations.guard_budget import note_of
+
+    report = GuardReport(findings_in_lines(guards, change, meter), change.skipped, len(guards))
+    report.files = len(change.files)
+    report.budget = note_of(meter, guards, report.files)
+    return report
 
 
 def working_tree_report(
@@ -326,26 +377,55 @@ def working_tree_report(
     return report
 
 
-def head_report(store: Store, guards: Sequence[GuardOf]) -> GuardReport:
-    """The guards over every line of HEAD's files (``check``: the code already repeats it)."""
+def tree_report(
+    store: Store,
+    guards: Sequence[GuardOf],
+    rev: str = "HEAD",
+    meter: Meter | None = None,
+    each_guard: bool = False,
+    enough: int | None = None,
+) -> GuardReport:
+    """The guards over every line of the files of commit ``rev`` (``check``: HEAD's code
+    already repeats a lesson; ``review``: a guard the change adds matches head's code).
+
+    ``each_guard``: one finding per line and guard (not per line and record). ``enough``:
+    keep at most this many findings a guard (or record), and stop once all have them.
+    """
+    from reliora_git.operations.guard_budget import note_of
+
     report = GuardReport(guards=len(guards))
     where = top_of(store)
-    if where is None or not guards or git.verify_ref(store.root, "HEAD") is None:
+    if where is None or not guards or git.verify_ref(store.root, rev) is None:
         return report
     top, prefix = where
     wanted = wanted_by(guards, store_folder(prefix))
     entries = [
         e
-        for e in git.parse_ls_tree(git.run(["ls-tree", "-r", "-z", "HEAD"], top))
+        for e in git.parse_ls_tree(git.run(["ls-tree", "-r", "-z", rev], top))
         if e.mode not in ("120000", "160000") and wanted(e.path)
     ]
     blobs = git.read_blobs(top, [e.blob for e in entries], MAX_GUARDED_BYTES)
+    meter = meter or Meter()
+    kept: dict[tuple[str, int], int] = {}
+    keys = len({(g.record_id, g.guard.number if each_guard else 0) for g in guards})
     for entry in entries:
         blob = blobs[entry.blob]
         if blob.data is None:
             report.skipped.append((entry.path, f"larger than {MAX_GUARDED_BYTES // 1024} KiB"))
         elif b"\0" not in blob.data[:_BINARY_PROBE]:
-            report.findings.extend(findings_in_text(guards, entry.path, blob.data))
+            found = findings_in_text(guards, entry.path, blob.data, meter, each_guard)
+            if enough is None:
+                report.findings.extend(found)
+                continue
+            for finding in found:  # `^` matches every line of every file: keep a few
+                key = (finding.record_id, finding.number if each_guard else 0)
+                if kept.get(key, 0) < enough:
+                    kept[key] = kept.get(key, 0) + 1
+                    report.findings.append(finding)
+            if len(kept) == keys and min(kept.values()) >= enough:
+                break
+    report.files = len(entries) - len(report.skipped)
+    report.budget = note_of(meter, guards, report.files)
     return report
 
 
@@ -439,84 +519,24 @@ def refuse_existing(store: Store, record: Record, before: Sequence[Guard] = ()) 
     )
 
 
-# --- reliora guard test ------------------------------------------------------------------------
-
-
-@dataclass
-class GuardTest:
-    """What ``reliora guard test`` found."""
-
-    report: GuardReport
-    #: The commit whose change was judged (None: the working tree).
-    commit: str | None
-    records: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rev": self.commit,
-            "guards": self.report.guards,
-            "records": self.records,
-            "guardFindings": self.report.to_json(),
-            "skipped": [{"path": path, "reason": why} for path, why in self.report.skipped],
-        }
-
-    def summary(self) -> str:
-        where = f"the change of commit {self.commit[:12]}" if self.commit else "the working tree"
-        count = len(self.report.findings)
-        return (
-            f"{count} finding{'s' * (count != 1)} from {self.report.guards} guard"
-            f"{'s' * (self.report.guards != 1)} of {self.records} record"
-            f"{'s' * (self.records != 1)} on {where}"
-        )
-
-
-def run_guard_test(repo: Any, ids: Sequence[str], rev: str | None) -> GuardTest:
-    """The guards of ``ids`` (default: of every active record) over the tree or a commit."""
-    from reliora_git.storage.gitfiles import find_git_store
-    from reliora_git.storage.index import open_index
-
-    store = find_git_store(repo)
-    with open_index(store) as index:
-        wanted = None
-        if ids:
-            wanted = []
-            for given in ids:
-                doc = index.all_docs[index.resolve(given)]
-                if doc is not None:
-                    wanted.append(doc.id)
-        guards = guards_of_index(index, wanted)
-    if wanted:
-        refuse_unknown(wanted, guards)
-    commit = None
-    if rev is not None:
-        if top_of(store) is None:
-            raise RelioraError("--rev needs a git repository", code="not_git")
-        commit = git.verify_ref(store.root, rev)
-        if commit is None:
-            raise RelioraError(f"{rev!r} names no commit", code="usage")
-        parent = git.verify_ref(store.root, f"{commit}^")
-        report = commit_report(store, guards, parent, commit)
-    else:
-        report = working_tree_report(store, guards)
-    mark_stale(store, report.findings, guards)
-    mask_secrets(report.findings)
-    return GuardTest(report, commit, len({g.record_id for g in guards}))
-
-
 def add_head_warnings(store: Store, index: StoreIndex, report: Any) -> None:
     """``check``: a warning on each active record whose guard matches HEAD's code already.
 
     The code then already repeats the lesson (it came in with --no-verify, before the
     guard, or from elsewhere): the guard will fire whenever those lines are touched.
+    ``check`` gates CI on records from pull requests, so the guards get a review's time
+    (operations/guard_budget.py); when it runs out, the record whose guard used most
+    of it gets a warning saying so.
     """
+    from reliora_git.operations.guard_budget import REVIEW_SECONDS, budget_meter
     from reliora_git.records.model import Problem
 
     guards = guards_of_index(index)
     if not guards:
         return
-    found = head_report(store, guards).findings
+    head = tree_report(store, guards, "HEAD", budget_meter(REVIEW_SECONDS))
     by_record: dict[str, list[GuardFinding]] = {}
-    for finding in found:
+    for finding in head.findings:
         by_record.setdefault(finding.record_id, []).append(finding)
     locators = {g.record_id: g.locator for g in guards}
     problems: dict[str, list[Problem]] = {}
@@ -528,6 +548,13 @@ def add_head_warnings(store: Store, index: StoreIndex, report: Any) -> None:
             f"{more}): the code repeats the lesson; `reliora guard test {record_id}` lists them"
         )
         problems[locators[record_id]] = [Problem("warning", message)]
+    note = head.budget
+    if note is not None:
+        # Named on the record whose guard used most of the time, else on the first one.
+        record_id = note.record_id or guards[0].record_id
+        problems.setdefault(locators[record_id], []).append(
+            Problem("warning", note.summary("check of HEAD's code"))
+        )
     report.add_problems(
         problems, [f.locator for f in report.files], {v: k for k, v in locators.items()}
     )

@@ -194,7 +194,9 @@ def staged_guards(store: Store, staged: StagedStore) -> GuardReport:
 
     With no record staged, the guards are HEAD's, known from a small file keyed by the
     tree of HEAD's records (operations/guards.py): a store without guards runs no diff.
+    The guards share a commit's time budget (operations/guard_budget.py).
     """
+    from reliora_git.operations.guard_budget import COMMIT_SECONDS, budget_meter
     from reliora_git.operations.guards import (
         committed_guards,
         guards_of_index,
@@ -210,7 +212,7 @@ def staged_guards(store: Store, staged: StagedStore) -> GuardReport:
         guards = committed_guards(store, staged.records_tree)
     if not guards:
         return GuardReport()
-    found = staged_report(store, guards, staged.top, staged.prefix)
+    found = staged_report(store, guards, staged.top, staged.prefix, budget_meter(COMMIT_SECONDS))
     mark_stale(store, found.findings, guards)
     return found
 

@@ -5,8 +5,10 @@ Patterns come from records, and records come from pull requests, so they are
 untrusted: they run on RE2 (google-re2), whose matching is linear in the text
 whatever the pattern, never on Python's backtracking ``re``. RE2 refuses what
 it cannot match in linear time (backreferences, lookaround); such a pattern,
-one longer than :data:`MAX_PATTERN_CHARS` or one over RE2's memory budget makes
-the record invalid, with the reason.
+one longer than :data:`MAX_PATTERN_CHARS`, one over RE2's memory budget, one
+whose program is over :data:`MAX_PROGRAM_SIZE` and one that leaves a ``\\Q``
+literal open makes the record invalid, with the reason. Matching lines is in
+records/guard_match.py.
 
 RE2 is imported on first use only: a store without guards never loads it.
 """
@@ -14,7 +16,7 @@ RE2 is imported on first use only: a store without guards never loads it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reliora_git.records.model import Guard, Problem
@@ -30,11 +32,15 @@ MAX_PATHS = 50
 MAX_GUARDS = 20
 #: What RE2 may spend compiling one pattern (its default); a pattern that needs more is refused.
 RE2_MAX_MEM = 8 << 20
+#: Instructions of a pattern's compiled program. Linear time is still time: what a byte of
+#: text costs grows with the program (bench/guards.py); ordinary guards need under 200, a
+#: Unicode class repeated (`[\p{L}\p{N}]{3,}`) about 4,000.
+MAX_PROGRAM_SIZE = 5_000
 #: A message shown in a finding is cut here (a default taken from a long warning, too).
 MAX_MESSAGE_CHARS = 200
 _KEYS = ("pattern", "paths", "message", "severity")
 
-__all__ = ["ActiveGuard", "Guard", "guard_problems", "parse_guards", "resolve"]
+__all__ = ["ActiveGuard", "Guard", "compiled", "guard_problems", "parse_guards", "resolve"]
 
 
 class ActiveGuard(NamedTuple):
@@ -138,7 +144,7 @@ def guard_errors(guard: Guard) -> list[str]:
     else:
         refused = compile_error(guard.pattern)
         if refused:
-            reasons.append(f"the pattern is refused: {refused}")
+            reasons.append(refused)
     if len(guard.paths) > MAX_PATHS:
         reasons.append(f"more than {MAX_PATHS} paths")
     for glob in guard.paths[:MAX_PATHS]:
@@ -149,13 +155,13 @@ def guard_errors(guard: Guard) -> list[str]:
 
 
 def compile_error(pattern: str) -> str | None:
-    """Why RE2 refuses ``pattern`` (None when it compiles)."""
+    """Why ``pattern`` cannot run as a guard (None when it can)."""
     if "\x00" in pattern:
-        return "it holds a NUL character"
+        return "the pattern is refused: it holds a NUL character"
     try:
         compiled(pattern)
     except ValueError as exc:
-        return f"{exc} (guards run on RE2, in linear time: no backreferences, no lookaround)"
+        return str(exc)
     return None
 
 
@@ -207,12 +213,16 @@ def resolve(record: Record, guards: Iterable[Guard]) -> tuple[ActiveGuard, ...]:
     return tuple(found)
 
 
-# --- matching ----------------------------------------------------------------------------------
+# --- compiling --------------------------------------------------------------------------------
+
+
+class RefusedPattern(ValueError):
+    """A pattern that cannot run as a guard; the message says why (one sentence)."""
 
 
 @functools.lru_cache(maxsize=1024)
 def compiled(pattern: str) -> Any:
-    """``pattern`` compiled by RE2 to run on one line at a time; ValueError when refused.
+    """``pattern`` compiled by RE2 to run on one line at a time; RefusedPattern when refused.
 
     ``never_nl``: a match never spans a newline, so a file's added lines can be searched
     as one text and every match still lies within one line; ``(?m)``: ``^`` and ``$`` are
@@ -225,12 +235,53 @@ def compiled(pattern: str) -> Any:
     options.never_nl = True
     options.max_mem = RE2_MAX_MEM
     try:
-        return re2.compile("(?m)" + pattern, options)
+        regex = re2.compile("(?m)" + pattern, options)
     except re2.error as exc:
         reason = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):
             reason = reason.decode("utf-8", "replace")
-        raise ValueError(str(reason)) from None
+        raise RefusedPattern(
+            f"the pattern is refused: {reason} (guards run on RE2, in linear time: "
+            "no backreferences, no lookaround)"
+        ) from None
+    if open_literal(pattern):
+        # Alone, RE2 quotes up to the end; joined to other text it would quote that too.
+        raise RefusedPattern(
+            "the pattern opens a literal with \\Q and never closes it with \\E "
+            "(add \\E where the literal ends)"
+        )
+    size = regex.programsize
+    if size > MAX_PROGRAM_SIZE:
+        raise RefusedPattern(
+            f"the pattern compiles to {size:,} RE2 instructions, more than "
+            f"{MAX_PROGRAM_SIZE:,}: each byte of code costs more the larger it is "
+            "(shorten counted repeats such as {0,30} and large Unicode classes)"
+        )
+    return regex
+
+
+def open_literal(pattern: str) -> bool:
+    """Whether ``pattern`` (one RE2 compiles) ends inside a ``\\Q…`` literal.
+
+    As RE2 reads it: ``\\Q`` quotes everything up to the next ``\\E``; elsewhere a
+    backslash takes the next character with it (RE2 refuses ``\\Q`` inside ``[…]``, so a
+    compiled pattern has none there).
+    """
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("\\Q", i):
+            end = pattern.find("\\E", i + 2)
+            if end < 0:
+                return True
+            i = end + 2
+        elif pattern[i] == "\\":
+            i += 2
+        else:
+            i += 1
+    return False
+
+
+# --- paths -------------------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=1024)
@@ -294,105 +345,3 @@ def path_applies(guard: ActiveGuard, path: str) -> bool:
         if regex is not None and regex.fullmatch(path) is not None:
             return True
     return False
-
-
-def matching_lines(pattern: str, text: bytes) -> Iterator[int]:
-    """Offsets of the starts of the lines of ``text`` that ``pattern`` matches, once a line.
-
-    ``text`` is lines joined by ``\\n``. One RE2 search per matching line plus one: linear.
-    """
-    return _line_starts(compiled(pattern), text)
-
-
-def _line_starts(regex: Any, text: bytes) -> Iterator[int]:
-    pos, end = 0, len(text)
-    while pos <= end:
-        match = regex.search(text, pos)
-        if match is None:
-            return
-        yield text.rfind(b"\n", 0, match.start()) + 1
-        nl = text.find(b"\n", max(match.start(), match.end() - 1))
-        if nl < 0:
-            return
-        pos = nl + 1
-
-
-#: Above this many lines that some pattern matches, each pattern searches the text itself.
-MAX_CANDIDATE_LINES = 64
-
-
-def lines_matching(patterns: Sequence[str], text: bytes) -> Iterator[tuple[int, list[int]]]:
-    """Each line of ``text`` that some pattern matches: (its start offset, which patterns).
-
-    The patterns are first searched together, as one RE2 alternation (one pass over the
-    text, still linear): most added lines match no guard, and only the few that some
-    guard matches are then searched by each pattern alone. When many lines match, or
-    the alternation is over RE2's budget, each pattern searches the whole text instead.
-    """
-    if len(patterns) > 1:
-        together = _alternation(tuple(patterns))
-        if together is not None:
-            starts: list[int] = []
-            for start in _line_starts(together, text):
-                starts.append(start)
-                if len(starts) > MAX_CANDIDATE_LINES:
-                    break
-            if len(starts) <= MAX_CANDIDATE_LINES:
-                yield from _which(patterns, text, starts)
-                return
-    by_start: dict[int, list[int]] = {}
-    for i, pattern in enumerate(patterns):
-        for start in matching_lines(pattern, text):
-            by_start.setdefault(start, []).append(i)
-    for start in sorted(by_start):
-        yield start, by_start[start]
-
-
-def _which(
-    patterns: Sequence[str], text: bytes, starts: list[int]
-) -> Iterator[tuple[int, list[int]]]:
-    """Which patterns match each of the lines starting at ``starts`` (each one matches some).
-
-    An RE2 set tells in one call per line. A set gives up (no result at all) when its
-    automaton outgrows RE2's budget; as each of these lines matches some pattern, an
-    empty answer can only mean that, and the patterns are then searched one by one.
-    """
-    group = _set_of(tuple(patterns))
-    regexes = None
-    for start in starts:
-        end = text.find(b"\n", start)
-        line = text[start : end if end >= 0 else len(text)]
-        hits = sorted(group.Match(line) or ()) if group is not None else []
-        if not hits:
-            regexes = regexes or [compiled(pattern) for pattern in patterns]
-            hits = [i for i, regex in enumerate(regexes) if regex.search(line) is not None]
-        if hits:
-            yield start, hits
-
-
-@functools.lru_cache(maxsize=64)
-def _set_of(patterns: tuple[str, ...]) -> Any:
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False
-    options.never_nl = True
-    options.max_mem = RE2_MAX_MEM
-    try:
-        group = re2.Set.SearchSet(options)
-        for pattern in patterns:
-            group.Add("(?m)" + pattern)
-        group.Compile()
-    except re2.error:
-        return None
-    return group
-
-
-@functools.lru_cache(maxsize=64)
-def _alternation(patterns: tuple[str, ...]) -> Any:
-    """The patterns as one RE2 alternation (each in its own group, so its flags stay its
-    own), or None when RE2 refuses it (over its memory budget)."""
-    try:
-        return compiled("|".join(f"(?:{pattern})" for pattern in patterns))
-    except ValueError:
-        return None

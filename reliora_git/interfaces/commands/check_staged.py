@@ -52,6 +52,9 @@ def run_check_staged(
                     **result.report.to_json(),
                     "staged": True,
                     "guardFindings": guard_json,
+                    "guardBudget": None
+                    if result.guards.budget is None
+                    else result.guards.budget.to_json(),
                     "lessonsAbout": None
                     if found is None
                     else {"lessons": found.lessons, "files": found.files},
@@ -65,6 +68,9 @@ def run_check_staged(
                 Printer().line(secret_advice(len(result.secrets)))
             for finding in findings:
                 Printer().line(finding.summary())
+            if result.guards.budget is not None:
+                # Said, never silent: a guard skipped may be one that blocks.
+                Printer().line(result.guards.budget.summary("commit"))
             if result.guards.blocking:
                 Printer().line(guard_advice(result.guards.blocking))
             _point_to_lessons(store)

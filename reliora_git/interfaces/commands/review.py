@@ -58,6 +58,13 @@ def review(
     duplicates are shown in full; related records on one line (--all: in full);
     a modified or renamed record is warned about likely duplicates only.
 
+    Guards: the lines head adds that repeat a lesson, and each guard the
+    change adds, modifies or turns on (pattern, files, severity), run over all
+    of head's code. Exit 1 when a `block` guard fires, when a guard the change
+    brings already matches head's code (an error on its record), when the
+    guards run out of their time (10 s of CPU; RELIORA_GUARD_BUDGET sets it),
+    when a record or note holds a secret, or when a store folder is a link.
+
     \b
     Examples:
       reliora review
@@ -93,9 +100,16 @@ def review(
             else:
                 text = to_text(result, show_all)
             emit(text.removesuffix("\n"))
-    if result.folder_errors or result.has_secrets or result.guard_blocks:
-        # A store folder kept as a link (every record would vanish), or a secret about
-        # to be merged: fail the CI job that runs the review.
+    if (
+        result.folder_errors
+        or result.has_secrets
+        or result.guard_blocks
+        or result.new_guards_match
+        or result.guard_budget is not None
+    ):
+        # A store folder kept as a link (every record would vanish), a secret about to be
+        # merged, a guard that would fire on code already there, or guards that did not
+        # all run (a review that did not look is no pass): fail the CI job.
         raise typer.Exit(1)
 
 
