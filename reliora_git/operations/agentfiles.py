@@ -381,27 +381,52 @@ MD_END = "<!-- reliora:end -->"
 
 
 def block_span(text: str, name: str, begin: str, end: str) -> tuple[int, int] | None:
-    """Where the block is: from its begin line to after its end line; None when absent."""
-    start = stop = None
+    """Where the block is: from its begin line to after its end line; None when absent.
+
+    Marker lines inside a fenced code block (``` or ~~~) are text, not markers: a file may
+    show them as an example. A second begin line before the end, or a second block, is
+    refused: removing either could take the person's text with it.
+    """
+    start: int | None = None
+    stop: int | None = None
+    start_kept = 0
+    fence = ""
     offset = 0
-    for line in text.splitlines(keepends=True):
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
         stripped = line.strip()
-        if stripped == begin and start is None:
+        if fence:
+            if stripped.startswith(fence) and stripped.strip(fence[0]) == "":
+                fence = ""
+        elif stripped.startswith(("```", "~~~")):
+            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+        elif stripped == begin:
+            if start is not None or stop is not None:
+                raise _marker_error(name, number, f"has a second `{begin}` line")
             start = offset
-        elif stripped == end and start is not None:
+        elif stripped == end:
+            if start is None:
+                raise _marker_error(name, number, f"has a `{end}` line without `{begin}`")
+            if stop is not None:
+                raise _marker_error(name, number, f"has a second `{end}` line")
             stop = offset + len(line)
-            break
+            start_kept, start = start, None
         offset += len(line)
-    if start is None:
-        return None
-    if stop is None:
-        raise RelioraError(
-            f"has a `{begin}` line without `{end}` after it; fix it by hand, then run again",
-            path=name,
-            line=text.count("\n", 0, start) + 1,
-            code="invalid_input",
+    if start is not None:
+        raise _marker_error(
+            name, text.count("\n", 0, start) + 1, f"has a `{begin}` line without `{end}` after it"
         )
-    return start, stop
+    if stop is None:
+        return None
+    return start_kept, stop
+
+
+def _marker_error(name: str, line: int, what: str) -> RelioraError:
+    return RelioraError(
+        f"{what}; fix it by hand, then run again (nothing was written)",
+        path=name,
+        line=line,
+        code="invalid_input",
+    )
 
 
 def marked_block(block: str, begin: str = MD_BEGIN, end: str = MD_END, empty: str = "") -> Editor:

@@ -103,6 +103,15 @@ def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
         if file.path in seen or file.path in keep:
             continue
         seen.add(file.path)
+        link = linked_part(root, file.path)
+        if link is not None:
+            raise RelioraError(
+                "is a symbolic link: agent install never writes through a link or copies what "
+                "it points to into the repository; replace it with a real file or folder, "
+                "then run again (nothing was written)",
+                path=link,
+                code="invalid_input",
+            )
         text = _read(root / file.path, file.path)
         edit = file.install if action == "install" else file.uninstall
         after = _with_newlines(edit, text, file.path)
@@ -170,10 +179,27 @@ class FileState:
     state: str  # absent, not installed, partial, installed, outdated, another 'reliora' server
 
 
+def linked_part(root: Path, path: str) -> str | None:
+    """The first part of ``path`` (relative to ``root``) that is a symbolic link, or None."""
+    current = root
+    parts = path.split("/")
+    for depth, part in enumerate(parts, start=1):
+        current = current / part
+        if current.is_symlink():
+            return "/".join(parts[:depth])
+        if not current.exists():
+            return None
+    return None
+
+
 def states(root: Path, clients: Sequence[str] = CLIENTS) -> list[FileState]:
-    """Each file's state, judged on its \n form (as install edits it)."""
+    """Each file's state, judged on its \n form (as install edits it); a file reached
+    through a symbolic link is not read."""
     found = []
     for file in client_files(clients):
+        if linked_part(root, file.path) is not None:
+            found.append(FileState(file, "a symbolic link (left alone)"))
+            continue
         text = _read(root / file.path, file.path)
         if text is not None and "\r\n" in text:
             text = text.replace("\r\n", "\n")
