@@ -245,3 +245,50 @@ def test_a_brief_counted_as_json_fits_its_budget(lessons: Store) -> None:
     assert fitted["used"] * 4 >= compact_size(fitted) > (fitted["used"] - 1) * 4
     kept = [x["id"] for x in fitted["lessons"]] + [x["id"] for x in fitted["omitted"]]
     assert kept == [x["id"] for x in whole["lessons"]] + [x["id"] for x in whole["omitted"]]
+
+
+@pytest.mark.parametrize("session", [".", "..", "", "../../etc"])
+def test_a_session_id_that_names_a_folder_is_mapped_like_any_other(
+    lessons: Store, cli: Cli, repo: Path, session: str
+) -> None:
+    from reliora_git.operations.session import session_file
+
+    first = context(cli("hook", input=event(repo, "UserPromptSubmit", session, prompt=PROMPT)))
+    again = context(cli("hook", input=event(repo, "UserPromptSubmit", session, prompt=PROMPT)))
+    assert "billing-retry-backoff" in first and again == ""  # remembered: a file, not a folder
+    state = Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "reliora"
+    path = session_file(state, session)
+    assert path.parent == state / "sessions" and path.is_file()
+    assert cli.json("agent", "status")["hookLog"] == []
+
+
+def test_a_brief_names_at_most_a_hundred_files(lessons: Store, cli: Cli) -> None:
+    files = [arg for n in range(101) for arg in ("--file", f"src/f{n}.py")]
+    done = cli("brief", *files, "--json")
+    assert done.returncode == 2
+    assert "at most 100 files" in json.loads(done.stdout)["error"]["message"]
+
+
+def run_hook(repo: Path, stdin: str, deadline: str = "60") -> str:
+    done = subprocess.run(
+        [reliora_executable(), "hook"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env={"RELIORA_HOOK_DEADLINE": deadline, "PATH": "/usr/bin:/bin"},
+    )
+    return context(done)
+
+
+def test_parallel_reads_of_one_file_brief_it_exactly_once(lessons: Store, repo: Path) -> None:
+    read = event(repo, "PreToolUse", tool_name="Read", tool_input={"file_path": str(repo / RETRY)})
+    with ThreadPoolExecutor(max_workers=30) as pool:
+        outputs = list(pool.map(lambda _: run_hook(repo, read), range(30)))
+    assert sum("## Billing retries need jittered" in o for o in outputs) == 1
+
+
+def test_a_hook_that_gives_up_leaves_the_file_for_the_next_read(lessons: Store, repo: Path) -> None:
+    read = event(repo, "PreToolUse", tool_name="Read", tool_input={"file_path": str(repo / RETRY)})
+    assert run_hook(repo, read, deadline="0.000001") == ""
+    assert "## Billing retries need jittered" in run_hook(repo, read)

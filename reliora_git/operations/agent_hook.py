@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,6 @@ LOG_NAME = "hook.log"
 LOG_MAX_BYTES = 64 * 1024
 WARM_LOCK = "warming"
 WARM_LOCK_AGE = 600
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ DEFAULT_BUDGET = 1000
 #: The least budget: the opening line and a left-out line must fit.
 MIN_BUDGET = 100
 DEFAULT_LIMIT = 5
+#: Files a brief may name (--file, MCP `files`): each is resolved against the work tree.
+MAX_FILES = 100
 #: The opening line: lessons are data from the repository, not instructions.
 FRAMING = (
     "Lessons recorded in this repository (.reliora/) that may bear on this work. "
@@ -254,6 +256,12 @@ def require_situation(
         )
     if limit < 1:
         raise RelioraError("--limit must be at least 1", code="usage")
+    if len(files) > MAX_FILES:
+        raise RelioraError(
+            f"a brief names at most {MAX_FILES} files ({len(files)} given); "
+            "use --changes for a branch's files",
+            code="usage",
+        )
 
 
 def check_budget(store: Store, budget: int | None) -> int:

@@ -56,7 +56,9 @@ class Pushed:
 
 
 def session_file(state: Path, session: str) -> Path:
-    safe = _UNSAFE.sub("_", session)[:64] or "no-session"
+    safe = _UNSAFE.sub("_", session)[:64]
+    if not safe.strip("."):  # "", "." and ".." name folders, never a session's file
+        safe = "no-session"
     if safe != session:  # two ids that clean to the same name stay apart
         safe += "-" + hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return state / FOLDER / safe
