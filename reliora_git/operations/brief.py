@@ -49,6 +49,8 @@ FRAMING = (
 )
 #: Longest parts of a compact lesson, in characters (cut at a sentence end).
 SOLUTION_CHARS = 480
+#: A title is cut here when shown (records are capped at 200 at save; older ones may not be).
+TITLE_CHARS = 200
 ITEM_CHARS = 200
 ITEMS_SHOWN = 3
 
@@ -366,7 +368,7 @@ def _render(lesson: Lesson, index: StoreIndex) -> None:
     data = index.record_json(slot)
     summary = index.feedback.get(lesson.id) or FeedbackSummary()
     show = f"(reliora show {lesson.id})"
-    title = f"## {one_line(lesson.title)} ({lesson.id})"
+    title = f"## {one_line(lesson.title)[:TITLE_CHARS]} ({lesson.id})"
     stale = lesson.freshness.line() if lesson.freshness else None
     stale_lines = [one_line(stale)] if stale else []
     short_why = f"why: {why(lesson, fields=False)}"

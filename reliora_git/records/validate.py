@@ -8,6 +8,13 @@ from collections.abc import Mapping
 from reliora_git.records.model import CONFIDENCES, STATUSES, Problem, Record
 
 ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")
+#: Caps on the fields every brief and result shows (docs/record-format.md): a record from a pull
+#: request must not fill an agent's context, or push every other lesson out of a brief, with
+#: one huge title or list.
+MAX_TITLE = 200
+MAX_TAGS = 20
+MAX_TAG = 40
+MAX_PATHS = 50
 
 
 def is_valid_id(value: str) -> bool:
@@ -32,6 +39,15 @@ def validate(record: Record, lines: Mapping[str, int] | None = None) -> list[Pro
         error(f"id {record.id!r} must match [a-z0-9][a-z0-9-]{{0,79}}", "id")
     if not record.title.strip():
         error("missing required field 'title'")
+    elif len(record.title) > MAX_TITLE:
+        error(f"title is {len(record.title)} characters; at most {MAX_TITLE}", "title")
+    if len(record.tags) > MAX_TAGS:
+        error(f"{len(record.tags)} tags; at most {MAX_TAGS}", "tags")
+    long_tags = [tag for tag in record.tags if len(tag) > MAX_TAG]
+    if long_tags:
+        error(f"a tag of {len(long_tags[0])} characters; at most {MAX_TAG} each", "tags")
+    if len(record.paths) > MAX_PATHS:
+        error(f"{len(record.paths)} paths; at most {MAX_PATHS}", "paths")
     if not record.task.strip() and not record.problems:
         error("needs a '## Task' or a '## Problems' section")
     if not record.solution.strip():
