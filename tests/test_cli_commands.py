@@ -42,7 +42,7 @@ def test_record_from_flags_prints_id_and_warns_about_a_near_duplicate(
     assert first.stdout.startswith("saved flaky-pytest-timeouts-on-ci-")
     second = cli(*args)
     assert second.returncode == 0
-    assert "SIMILAR_EXPERIENCE_FOUND" in second.stderr
+    assert "likely duplicate: flaky-pytest-timeouts-on-ci-" in second.stderr
     assert len(list(store.experiences.glob("*.md"))) == 2  # a warning never stops a save
 
 

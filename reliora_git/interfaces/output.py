@@ -225,17 +225,25 @@ class Printer:
             created = one_line(record["created"] or "") or "          "
             self.line(f"{created}  {self.style(record['id'], 'cyan')}  {one_line(record['title'])}")
 
-    def similar(self, warnings: list[SimilarityWarning], show_all: bool = False) -> None:
-        """Likely duplicates in full; related records as one line unless ``show_all``."""
+    def similar(
+        self, warnings: list[SimilarityWarning], new_id: str, show_all: bool = False
+    ) -> None:
+        """What ``record`` found like the record ``new_id`` it just saved, on stderr.
+
+        Likely duplicates in full (related records too with ``show_all``, else one
+        line), then how to undo the save: the record is already written by then.
+        The machine code (SIMILAR_EXPERIENCE_FOUND) is for --json; people get words.
+        """
         shown, related = shown_warnings(warnings, show_all)
-        for warning in shown:
-            print(
-                f"SIMILAR_EXPERIENCE_FOUND {one_line(warning.locator)}: "
-                f"{one_line(warning.message)}",
-                file=self.err,
-            )
+        likely = [w for w in shown if w.likely]
+        lines = [text for warning in likely for text in similar_lines(warning)]
+        if likely:  # right below the duplicates it is about, before any related record
+            lines += undo_lines(new_id, likely[0].id)
+        lines += [text for w in shown if not w.likely for text in similar_lines(w)]
         if related:
-            print(related_line(related), file=self.err)
+            lines.append(related_line(related))
+        for text in lines:
+            print(text, file=self.err)
 
     def check(self, report: CheckReport, show_all: bool = False) -> None:
         for file in report.files:
@@ -299,6 +307,37 @@ def shown_warnings(
     if show_all:
         return warnings, []
     return [w for w in warnings if w.likely], [w for w in warnings if not w.likely]
+
+
+def similar_lines(warning: SimilarityWarning) -> list[str]:
+    """One similar record for people: what it is, where, and why it was found."""
+    what = "likely duplicate" if warning.likely else "related"
+    state = "" if warning.status == "active" else f" [{one_line(warning.status)}]"
+    why = (
+        "same title, solution and applicability"
+        if warning.exact
+        else f"overlap {warning.overlap:.2f}, the share of this record's title, tags and "
+        "first problems that it holds (rare words weigh most)"
+    )
+    lines = [
+        f"{what}: {one_line(warning.id)}{state} '{one_line(warning.title)}'",
+        f"  in {one_line(warning.locator)} ({warning.match_level} match)",
+        f"  why: {why}",
+    ]
+    if warning.shared_tokens:
+        lines.append("  shared words: " + ", ".join(map(one_line, warning.shared_tokens)))
+    return lines
+
+
+def undo_lines(new_id: str, other_id: str) -> list[str]:
+    """How to take back a save that repeats ``other_id``: retire it, or merge it first."""
+    return [
+        f"{new_id} is saved all the same. If it is the same lesson as {other_id}, undo the save:",
+        f'  reliora retire {new_id} --reason "duplicate of {other_id}"',
+        f"or, if it adds something, put that into {other_id} first and then retire this one:",
+        f'  reliora update {other_id} --add-problem "…"    (or: reliora edit {other_id})',
+        f'  reliora retire {new_id} --reason "merged into {other_id}"',
+    ]
 
 
 def related_line(related: list[SimilarityWarning]) -> str:

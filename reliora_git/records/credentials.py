@@ -109,17 +109,23 @@ class SecretFound(RelioraError):
     """A record or note holds a credential: nothing is saved (exit 2)."""
 
     def __init__(self, findings: Sequence[Finding], what: str = "the experience") -> None:
-        first = findings[0]
-        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+        # One finding is named in the message itself; several are counted there and
+        # listed one a line (details), so that none is reported twice.
+        if len(findings) == 1:
+            found, it, real, each = f"a secret: {findings[0]}", "it", "it was", "its line"
+        else:
+            found, it, real, each = f"{len(findings)} secrets", "them", "they were", "each line"
         super().__init__(
-            f"{what} holds a secret: {first}{more}; remove it (rotate it if it was real), or "
-            "mark a false positive with `pragma: allowlist secret` on its line",
+            f"{what} holds {found}; remove {it} (rotate {it} if {real} real), or mark a "
+            f"false positive with `pragma: allowlist secret` on {each}",
             code="secret_found",
         )
         self.findings = list(findings)
 
     @property
     def details(self) -> list[str]:
+        if len(self.findings) == 1:
+            return []
         return [f"  {finding}" for finding in self.findings]
 
     def to_json(self) -> dict[str, object]:

@@ -184,7 +184,7 @@ def record(
             return
         printer = Printer()
         printer.line(f"saved {saved.record.id} as {saved.record.locator}")
-        printer.similar(saved.warnings, show_all)
+        printer.similar(saved.warnings, saved.record.id, show_all)
 
 
 def _from_json(source: str) -> Record:
