@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 from reliora_git.storage.store import Store
-from tests.conftest import Cli
+from tests.conftest import Cli, git
 
 ORIGINAL = [
     "--title",
@@ -132,3 +133,27 @@ def test_the_record_format_names_every_json_field(store: Store, cli: Cli) -> Non
     cli("record", "--title", "Guarded", "--task", "t", "--solution", "s", "--guard", "x")
     [listed] = cli.json("list")
     assert named == list(listed)
+
+
+def test_the_hook_names_a_command_that_shows_related_records_in_full(
+    repo: Path, store: Store, cli: Cli
+) -> None:
+    assert cli("hooks", "install").returncode == 0
+    other = _saved_id(cli("record", *ORIGINAL))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a lesson")
+    related = ["--title", "Pytest timeouts flaky on CI", "--problem", "pytest-timeout kills slow",
+               "--solution", "Mark slow tests"]  # fmt: skip
+    assert cli("record", *related).returncode == 0
+    git(repo, "add", "-A")
+    hint = f"also related: {other} (`reliora check --staged --all` for details)"
+    done = subprocess.run(
+        ["git", "commit", "-m", "another"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert hint in done.stdout + done.stderr
+    git(repo, "reset", "-q", "--soft", "HEAD~1")
+    # The command the hook names works as written: the related record in full.
+    shown = cli(*shlex.split(hint.split("`")[1])[1:])
+    assert shown.returncode == 0, shown.stderr
+    assert f"related to existing experience {other}" in shown.stdout

@@ -245,7 +245,8 @@ class Printer:
         for text in lines:
             print(text, file=self.err)
 
-    def check(self, report: CheckReport, show_all: bool = False) -> None:
+    def check(self, report: CheckReport, show_all: bool = False, details: str = "--all") -> None:
+        """``check``'s report; ``details`` is how to see related records in full."""
         for file in report.files:
             for problem in file.problems:
                 where = one_line(file.locator) + (f":{problem.line}" if problem.line else "")
@@ -260,7 +261,7 @@ class Printer:
                     f"{one_line(warning.message)}"
                 )
             if related:
-                self.line(f"{one_line(file.locator)}: {related_line(related)}")
+                self.line(f"{one_line(file.locator)}: {related_line(related, details)}")
         errors = sum(f.has_errors for f in report.files)
         verdict = "ok" if report.ok else f"{errors} invalid"
         self.line(f"checked {report.checked} record file(s): {verdict}")
@@ -340,8 +341,11 @@ def undo_lines(new_id: str, other_id: str) -> list[str]:
     ]
 
 
-def related_line(related: list[SimilarityWarning]) -> str:
-    return "also related: " + ", ".join(one_line(w.id) for w in related) + " (--all for details)"
+def related_line(related: list[SimilarityWarning], details: str = "--all") -> str:
+    """``also related: a, b (--all for details)``; ``details`` says how to see them in full."""
+    return (
+        "also related: " + ", ".join(one_line(w.id) for w in related) + f" ({details} for details)"
+    )
 
 
 def explain(hit: Hit) -> str:

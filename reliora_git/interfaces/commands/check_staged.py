@@ -63,7 +63,8 @@ def run_check_staged(
         else:
             if result.report.checked or result.report.files:
                 # Nothing staged under .reliora/ (most commits): say nothing of records.
-                Printer().check(result.report, show_all)
+                # The hook takes no options: name the whole command that shows the details.
+                Printer().check(result.report, show_all, "`reliora check --staged --all`")
             if result.secrets:
                 Printer().line(secret_advice(len(result.secrets)))
             for finding in findings:
