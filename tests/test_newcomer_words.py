@@ -157,3 +157,11 @@ def test_the_hook_names_a_command_that_shows_related_records_in_full(
     shown = cli(*shlex.split(hint.split("`")[1])[1:])
     assert shown.returncode == 0, shown.stderr
     assert f"related to existing experience {other}" in shown.stdout
+
+
+def test_agent_install_names_only_the_steps_of_the_clients_it_wired(repo: Path, cli: Cli) -> None:
+    done = cli("agent", "install", "cursor", "copilot")
+    assert done.returncode == 0, done.stderr
+    steps = done.stdout[done.stdout.index("Next steps:") :]
+    assert "Claude Code" not in steps and "claude-code" not in steps
+    assert "cursor: Cursor runs the project's hooks" in steps and "copilot: Copilot CLI" in steps
