@@ -111,6 +111,7 @@ def test_an_agent_lists_records_searches_and_gives_feedback(store: Store, repo: 
                 "about",
                 "record",
                 "update",
+                "retire",
                 "feedback",
                 "check",
             }

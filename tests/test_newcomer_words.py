@@ -165,3 +165,90 @@ def test_agent_install_names_only_the_steps_of_the_clients_it_wired(repo: Path, 
     steps = done.stdout[done.stdout.index("Next steps:") :]
     assert "Claude Code" not in steps and "claude-code" not in steps
     assert "cursor: Cursor runs the project's hooks" in steps and "copilot: Copilot CLI" in steps
+
+
+# --- item 8: help and names -----------------------------------------------------------------
+
+
+def _listed(cli: Cli, *group: str) -> dict[str, str]:
+    """The Commands section of ``reliora [GROUP] --help`` on an 80-column terminal."""
+    done = cli(*group, "--help", env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    rows = done.stdout[done.stdout.index("Commands:") :].splitlines()[1:]
+    return {row.split()[0]: " ".join(row.split()[1:]) for row in rows if row.strip()}
+
+
+def test_every_command_list_shows_whole_descriptions(repo: Path, cli: Cli) -> None:
+    listed = {"": _listed(cli)}
+    for group in ("guard", "hooks", "org", "agent"):
+        listed[group] = _listed(cli, group)
+    cut = [f"{g} {name}: {text}" for g, rows in listed.items() for name, text in rows.items()
+           if text.endswith("...") or not text]  # fmt: skip
+    assert cut == []
+    assert len(listed[""]) >= 21 and "supersede" in listed[""]
+    # Which hook is which: the agents', git's, and the one init installs.
+    assert "agents' hook (not git's)" in listed[""]["hook"]
+    assert listed[""]["hooks"].startswith("Git's pre-commit hook")
+    assert "agents' hooks: reliora agent" in listed[""]["hooks"]
+    init_help = " ".join(cli("init", "--help").stdout.split())
+    assert "--hooks Also install the git pre-commit hook (reliora hooks install)" in init_help
+    assert "not the agents' hooks (reliora agent install)" in init_help
+
+
+def test_usage_lines_name_arguments_as_people_write_them(repo: Path, cli: Cli) -> None:
+    wanted = {
+        ("feedback",): "reliora feedback [OPTIONS] ID OUTCOME",
+        ("search",): "reliora search [OPTIONS] QUERY",
+        ("show",): "reliora show [OPTIONS] ID",
+        ("check",): "reliora check [OPTIONS] [PATHS]...",
+        ("supersede",): "reliora supersede [OPTIONS] NEW OLD…",
+        ("org", "search"): "reliora org search [OPTIONS] QUERY",
+    }
+    for args, usage in wanted.items():
+        shown = cli(*args, "--help").stdout.splitlines()[0]
+        assert shown == f"Usage: {usage}", shown
+    missing = cli("feedback", "some-id")
+    assert missing.returncode == 2
+    assert "Usage: reliora feedback [OPTIONS] ID OUTCOME" in missing.stderr
+    assert "Missing argument 'OUTCOME'" in missing.stderr
+
+
+def test_supersede_marks_the_old_records_replaced(store: Store, cli: Cli) -> None:
+    old = _saved_id(cli("record", "--title", "Old CI timeouts", "--task", "t", "--solution", "a"))
+    new = _saved_id(cli("record", "--title", "New CI timeouts", "--task", "t", "--solution", "b"))
+    done = cli("supersede", new[:12], old)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{new} supersedes {old}")
+    assert cli.json("show", new)["supersedes"] == [old]
+    shown = cli("show", old).stdout
+    assert f"superseded by: {new}" in shown
+    assert [r["id"] for r in cli.json("search", "CI timeouts")["results"]] == [new]
+    unknown = cli("supersede", new, "no-such-record", "--json")
+    assert unknown.returncode == 2
+    assert (
+        "no experience with id 'no-such-record'" in json.loads(unknown.stdout)["error"]["message"]
+    )
+
+
+def test_the_mcp_server_retires_as_the_command_does(repo: Path, store: Store, cli: Cli) -> None:
+    import pytest
+
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+    from tests.test_mcp import document, reliora_mcp, run
+
+    lesson = _saved_id(cli("record", "--title", "Pin the linter", "--task", "t", "--solution", "s"))
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert "reason" in tools["retire"].input_schema["required"]
+            done = await session.call_tool("retire", {"id": lesson[:8], "reason": "a duplicate"})
+            assert not done.is_error, done
+            assert document(done)["id"] == lesson
+            refused = await session.call_tool("retire", {"id": lesson, "reason": "  "})
+            assert refused.is_error
+
+    run(scenario)
+    shown = cli.json("show", lesson)
+    assert shown["status"] == "retired"
+    assert cli.json("search", "pin the linter")["total"] == 0

@@ -15,9 +15,10 @@ from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from reliora_git import __version__
-from reliora_git.interfaces.commands.common import JsonAwareGroup
+from reliora_git.interfaces.commands.common import JsonAwareGroup, PlainUsageCommand
 
 #: Each command (or group) name → the module of interfaces.commands that registers it.
 COMMAND_MODULES: dict[str, str] = {
@@ -31,6 +32,7 @@ COMMAND_MODULES: dict[str, str] = {
     "update": "lifecycle",
     "edit": "lifecycle",
     "retire": "lifecycle",
+    "supersede": "lifecycle",
     "stale": "lifecycle",
     "about": "lifecycle",
     "check": "check",
@@ -94,7 +96,22 @@ def build_app(modules: Iterable[str] = MODULES) -> typer.Typer:
     built.callback()(main)
     for name in modules:
         importlib.import_module(f"reliora_git.interfaces.commands.{name}").register(built)
+    _plain_usage(built)
     return built
+
+
+def _plain_usage(app: typer.Typer) -> None:
+    """Every command of ``app`` and of its groups gets a usage line as people write it.
+
+    Set here, once, rather than at each ``app.command()``: a command added later cannot
+    be left out (the usage lines are checked by tests/test_newcomer_words.py).
+    """
+    for info in app.registered_commands:
+        if info.cls in (None, TyperCommand):  # Typer's default, whichever way it says so
+            info.cls = PlainUsageCommand
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            _plain_usage(group.typer_instance)
 
 
 def app_for(args: Sequence[str]) -> typer.Typer:

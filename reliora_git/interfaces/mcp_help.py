@@ -60,7 +60,8 @@ RECORD = (
     "projectContext, tags and confidence (low, medium, high). Returns id, locator (the new "
     "file under .reliora/experiences/; commit it with your change) and "
     "SIMILAR_EXPERIENCE_FOUND warnings: when one already covers the lesson, give feedback "
-    "on it or record a refinement that names it in supersedes, rather than a duplicate. "
+    "on it or record a refinement that names it in supersedes, rather than a duplicate "
+    "(one saved by mistake is undone with retire). "
     "When the lesson is a mistake code can show (an import, a call), add guards: an RE2 "
     "pattern the pre-commit hook and review then look for in added lines; one that already "
     "matches the code is refused unless allowExisting."
@@ -75,6 +76,15 @@ UPDATE = (
     "kept and 'updated' is set to today. Refused when the file changed on disk meanwhile, "
     "when the result would be invalid, or when it holds a secret. Returns id, locator, "
     "updated; commit the changed file."
+)
+
+RETIRE = (
+    "Retire an experience that no longer holds (id or unique id prefix), with the reason "
+    "why: its file stays, with status 'retired' and 'retired_reason', and search, brief and "
+    "about leave it out (includeRetired shows it). The same as `reliora retire ID --reason "
+    "…`. Use it on a duplicate you just recorded, or on a lesson the code has outgrown; "
+    "when a newer experience replaces it, call update on the newer one with addSupersedes "
+    "instead. Returns id, locator, updated; commit the changed file."
 )
 
 ABOUT = (

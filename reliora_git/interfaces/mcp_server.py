@@ -538,6 +538,15 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
             )
         )
 
+    @server.tool(name="retire", description=mcp_help.RETIRE, annotations=CHANGES)
+    async def retire(
+        id: Annotated[str, Field(description="The experience to retire (id or unique prefix).")],
+        reason: Annotated[str, Field(description="Why it no longer holds, in a sentence.")],
+    ) -> CallToolResult:
+        return await running.run(
+            lambda: answer(indexed(lambda s, index: retire_tool(s, id, reason, index)))
+        )
+
     @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
     async def feedback(
         id: Annotated[
@@ -690,6 +699,16 @@ def update_tool(
     if result.path_warnings:  # paths the work tree lacks, saved as given
         reply["warnings"] = [w.to_json() for w in result.path_warnings]
     return Reply(reply)
+
+
+def retire_tool(
+    store: Store, id_or_prefix: str, reason: str, index: StoreIndex | None = None
+) -> Reply:
+    """``reliora retire ID --reason TEXT``, answered as ``retire --json`` prints it."""
+    from reliora_git.operations.lifecycle import retire
+
+    saved = retire(store, id_or_prefix, reason, index=index)
+    return Reply({"id": saved.id, "locator": saved.locator, "updated": saved.updated})
 
 
 def feedback_tool(

@@ -31,7 +31,9 @@ RepoDirOption = Annotated[
 
 agent_app = typer.Typer(
     name="agent",
-    help="Wire agent clients (Claude Code, Cursor, Codex, Copilot) to the lessons in .reliora/.\n\n"
+    help="Wire coding agents (Claude Code, Codex, …) to the lessons.\n\n"
+    "Claude Code, Codex, Gemini CLI, Copilot and Cursor, to the lessons in .reliora/ (their "
+    "own hooks and MCP server; git's pre-commit hook is `reliora hooks`).\n\n"
     "\b\nExample:\n  reliora agent install\n  reliora agent status",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -114,7 +116,9 @@ def install(
     repo: RepoDirOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Add Reliora's hooks, MCP server and instructions to the clients' project files.
+    """Add Reliora's agent hooks, MCP server and instructions.
+
+    Written into the clients' project files (not git's hooks: `reliora hooks`).
 
     Claude Code: hooks in .claude/settings.json (session start, each prompt,
     before reading or editing a file) and the server in .mcp.json; Cursor: the
@@ -137,7 +141,10 @@ def uninstall(
     repo: RepoDirOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Remove exactly what install added (files install created are deleted).
+    """Remove exactly what install added.
+
+    Files that install created are deleted; in files that were there already,
+    only its entries go.
 
     Without CLIENT: every client whose files hold Reliora's entries.
 
@@ -150,7 +157,9 @@ def uninstall(
 
 @agent_app.command()
 def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
-    """Say which clients are wired, what is still to do by hand, and the hook log's last lines.
+    """Say which clients are wired and what is left to do.
+
+    And the last lines of the agent hooks' log.
 
     Per client, what a person must still do that no committed file can (trust
     the project in Codex, a trusted folder in Gemini, approve the server in
@@ -212,7 +221,10 @@ def hook(
         str, typer.Option("--client", help="The agent client whose hook input is on stdin.")
     ] = "claude-code",
 ) -> None:
-    """Answer an agent client's hook event (JSON on stdin) with the lessons that fit it.
+    """The agents' hook (not git's): lessons for a client's event.
+
+    Answers an agent client's hook event (JSON on stdin) with the lessons that
+    fit it. Git's pre-commit hook is `reliora hooks`.
 
     Run by the hooks `reliora agent install` writes, not by hand. SessionStart:
     a short brief from the branch's changes; UserPromptSubmit: a brief from the

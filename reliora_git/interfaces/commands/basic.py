@@ -16,16 +16,23 @@ from reliora_git.records.model import OUTCOMES
 
 def init(
     hooks: Annotated[
-        bool, typer.Option("--hooks", help="Also install the git pre-commit hook.")
+        bool,
+        typer.Option(
+            "--hooks",
+            help="Also install the git pre-commit hook (reliora hooks install), which checks "
+            "commits; not the agents' hooks (reliora agent install).",
+        ),
     ] = False,
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Create .reliora/ (README for reviewers, config.toml, experiences/, feedback/).
+    """Create .reliora/ (--hooks: also git's pre-commit hook).
 
-    The store goes at the top of the git work tree you are in (or the current
+    The store holds a README for reviewers, config.toml, experiences/ and
+    feedback/. It goes at the top of the git work tree you are in (or the current
     folder outside git, or --repo). Running it again only adds what is missing.
-    --hooks also runs `reliora hooks install`.
+    --hooks also runs `reliora hooks install` (git's pre-commit hook, which
+    checks commits; the agents' hooks are `reliora agent install`).
 
     \b
     Example:
@@ -70,7 +77,10 @@ def init(
 
 
 def search(
-    query: Annotated[str, typer.Argument(help="Words of the task, e.g. 'flaky pytest timeouts'.")],
+    query: Annotated[
+        str,
+        typer.Argument(metavar="QUERY", help="Words of the task, e.g. 'flaky pytest timeouts'."),
+    ],
     project_context: Annotated[
         str | None,
         typer.Option(
@@ -92,7 +102,9 @@ def search(
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Rank experiences for QUERY, explaining every score field by field.
+    """Rank experiences for QUERY, every score explained.
+
+    Each result's score is explained field by field (--json: scoreBreakdown).
 
     \b
     Example:
@@ -144,12 +156,17 @@ def list_(
 
 def feedback(
     record_id: Annotated[str, typer.Argument(metavar="ID", help="The experience you used.")],
-    outcome: Annotated[str, typer.Argument(help=f"One of: {', '.join(OUTCOMES)}.")],
+    outcome: Annotated[
+        str, typer.Argument(metavar="OUTCOME", help=f"One of: {', '.join(OUTCOMES)}.")
+    ],
     note: Annotated[str, typer.Option("--note", "-m", help="What happened, in a sentence.")] = "",
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Record how an experience worked out (adds one event file; never edits).
+    """Record how an experience worked out (one new file).
+
+    Each outcome is an event file of its own under .reliora/feedback/; nothing
+    is ever edited, so feedback from many branches merges without conflicts.
 
     \b
     Example:

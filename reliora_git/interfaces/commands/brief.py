@@ -67,10 +67,11 @@ def brief(
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """The lessons to read before working on TASK or on the files about to change.
+    """The lessons to read before a task or before changing files.
 
-    First the records about the named (--file) or changed (--changes) files,
-    stale ones marked, then those relevant to the task text, each saying why
+    The lessons for TASK, or for the files about to change: first the records
+    about the named (--file) or changed (--changes) files, stale ones marked,
+    then those relevant to the task text, each saying why
     it is there. A task the store knows nothing about gets nothing (exit 0).
     Whole lessons are left out, and named, to stay within --budget. --push
     gives the form agent hooks print: at most two lessons in full (those the

@@ -15,7 +15,9 @@ def check(
     paths: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Record files to check closely (default: the whole store).", show_default=False
+            metavar="PATHS",
+            help="Record files to check closely (default: the whole store).",
+            show_default=False,
         ),
     ] = None,
     staged: Annotated[
@@ -30,10 +32,11 @@ def check(
     json_output: JsonFlag = False,
     show_all: AllFlag = False,
 ) -> None:
-    """Validate records; exit 1 when any is invalid. Similar records are warnings only.
+    """Validate records; exit 1 when any is invalid.
 
-    Every record is validated and checked for clashing ids and exact duplicates;
-    the files named in PATHS are also searched for similar experiences.
+    Similar records are warnings only. Every record is validated and checked
+    for clashing ids and exact duplicates; the files named in PATHS are also
+    searched for similar experiences.
 
     With --staged, the records added, copied, modified or renamed in the git
     index are checked instead (their staged text, not the working tree's), and

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 # Error reporting needs no Typer, so the fast `search` path shares it; re-exported here.
 from reliora_git.interfaces.commands.reporting import fail, reporting
@@ -17,6 +17,7 @@ __all__ = [
     "AllFlag",
     "JsonAwareGroup",
     "JsonFlag",
+    "PlainUsageCommand",
     "RepoOption",
     "fail",
     "reporting",
@@ -62,6 +63,34 @@ class JsonAwareGroup(TyperGroup):
                 raise
             print_json(usage_error(error, ctx.meta.get(_COMMAND)).to_json())
             raise typer.Exit(2) from None
+
+
+class PlainUsageCommand(TyperCommand):
+    """A command whose usage line names its arguments as people write them: ``ID OUTCOME``.
+
+    Typer's own usage line wraps a required argument in braces (``{ID} {outcome}``), which
+    reads as a set to choose from, and spells an argument without a metavar in lower case.
+    """
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                pieces.append(argument_usage(param))
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
+def argument_usage(param: Any) -> str:
+    """``ID``, ``[PATHS]...``, or a metavar that already says it all (``[TASK | -]``)."""
+    name = param.metavar or (param.name or "").upper()
+    if name.startswith("["):
+        return str(name)
+    shown = name if param.required else f"[{name}]"
+    if param.nargs != 1 and not name.endswith(("...", "…")):
+        shown += "..."
+    return str(shown)
 
 
 def usage_error(error: Any, command: str | None) -> RelioraError:

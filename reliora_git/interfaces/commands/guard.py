@@ -54,7 +54,9 @@ def guards_from_flags(
 
 guard_app = typer.Typer(
     name="guard",
-    help="Guards: lessons that check the code (docs/record-format.md).",
+    help="Guards: lessons that check the code being committed.\n\n"
+    "A record's `guards` are run by git's pre-commit hook (`reliora hooks install`) and by "
+    "`reliora review` (docs/record-format.md, Guards).",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -82,7 +84,9 @@ def guard_test(
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Show what the guards fire on: the working tree's code, or one commit's change.
+    """Show what the guards fire on, in the code or a commit.
+
+    The working tree's code, or one commit's change (--rev).
 
     Exit 0 whatever fires (it is a test); 1 when a record's guard cannot run
     (the record is invalid: `reliora check` says why).

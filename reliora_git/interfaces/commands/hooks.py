@@ -23,7 +23,10 @@ RepoDirOption = Annotated[
 
 hooks_app = typer.Typer(
     name="hooks",
-    help="Manage the git pre-commit hook that runs `reliora check --staged`.\n\n"
+    help="Git's pre-commit hook (agents' hooks: reliora agent).\n\n"
+    "Manage the git pre-commit hook that runs `reliora check --staged` on every commit: "
+    "records validated, duplicates and guards reported. The hooks of coding agents are "
+    "`reliora agent install`.\n\n"
     "\b\nExample:\n  reliora hooks install\n  reliora hooks status",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -59,10 +62,11 @@ def _run(action: str, repo: Path | None, json_output: bool) -> None:
 
 @hooks_app.command()
 def install(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
-    """Install the pre-commit hook; an existing hook is kept and runs first.
+    """Install git's pre-commit hook; an existing one still runs.
 
-    Installing again changes nothing. With core.hooksPath set (husky,
-    lefthook…) nothing is written: the line to add to that tool is printed.
+    An existing hook is kept and runs first. Installing again changes nothing.
+    With core.hooksPath set (husky, lefthook…) nothing is written: the line to
+    add to that tool is printed.
 
     \b
     Example:
@@ -73,7 +77,7 @@ def install(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
 
 @hooks_app.command()
 def uninstall(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
-    """Remove the pre-commit hook and put back the one it replaced.
+    """Remove git's pre-commit hook; put back the one it replaced.
 
     \b
     Example:
@@ -84,7 +88,9 @@ def uninstall(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None
 
 @hooks_app.command()
 def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
-    """Say whether the pre-commit hook is installed, and what else is there.
+    """Say whether git's pre-commit hook is installed.
+
+    And what else is there (a chained hook, core.hooksPath).
 
     \b
     Example:

@@ -1,4 +1,5 @@
-"""``update`` and ``retire``: change a record in place (SPEC.md §11)."""
+"""``update``, ``edit``, ``retire`` and ``supersede``: change a record in place (SPEC.md §11);
+``stale`` and ``about``: records and the code they are about."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def update(
     allow_existing: AllowExistingFlag = False,
     repo: RepoOption = None,
 ) -> None:
-    """Change a record in place: given fields replace, --add-* append.
+    """Change a record in place (fields replace, --add-* append).
 
     Unknown front-matter keys and sections are kept, `updated` is set to today
     (UTC). The change is checked like a new record (validation, secrets) and
@@ -120,7 +121,7 @@ def edit(
     record_id: Annotated[str, typer.Argument(metavar="ID", help="An id, or a unique prefix.")],
     repo: RepoOption = None,
 ) -> None:
-    """Edit a record in $VISUAL or $EDITOR; it is saved only when it is valid.
+    """Edit a record in $EDITOR; it is saved only when valid.
 
     The editor opens a draft copy in .reliora/.drafts/. A draft that is not a
     valid record (or holds a secret, or changes the id) is kept and named, so
@@ -173,7 +174,11 @@ def retire(
     repo: RepoOption = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
-    """Retire a record: `status: retired` and `retired_reason`; search leaves it out.
+    """Retire a record: search leaves it out, its file stays.
+
+    The record gets `status: retired` and `retired_reason`; `search
+    --include-retired` and `show` still find it. To mark it replaced by a newer
+    record instead: `reliora supersede NEW ID`.
 
     \b
     Example:
@@ -185,6 +190,51 @@ def retire(
         saved = run_retire(find_store(repo), record_id, reason)
         wrote(f"retired {saved.id} in {saved.locator}")
         _report(saved.id, saved.locator, saved.updated, "retired", json_output)
+
+
+def supersede(
+    new_id: Annotated[
+        str, typer.Argument(metavar="NEW", help="The record that replaces them (id or prefix).")
+    ],
+    old_ids: Annotated[
+        list[str], typer.Argument(metavar="OLD…", help="The records it replaces (ids or prefixes).")
+    ],
+    repo: RepoOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Mark OLD records as replaced by the NEW one.
+
+    Adds OLD to NEW's `supersedes`, as `reliora update NEW --supersedes OLD`
+    does: OLD's files are not touched, and search leaves them out unless
+    --include-retired (`show OLD` says `superseded by: NEW`). Only an active
+    record supersedes. A lesson that no longer holds and has no successor is
+    retired instead (`reliora retire ID --reason …`).
+
+    \b
+    Example:
+      reliora supersede flaky-pytest-timeouts-2d5170 old-ci-timeouts-81c0d2
+    """
+    from reliora_git.operations.lifecycle import Changes, updated
+
+    with reporting(json_output):
+        changes = Changes(append={"supersedes": list(old_ids)})
+        saved = updated(find_store(repo), new_id, changes).record
+        wrote(f"updated {saved.id} in {saved.locator}")
+        if saved.status != "active":  # saved as asked, but it replaces nothing while so
+            Printer().warn(
+                f"{saved.id} is {saved.status}: it supersedes nothing until it is active again"
+            )
+        if json_output:
+            print_json(
+                {
+                    "id": saved.id,
+                    "locator": saved.locator,
+                    "updated": saved.updated,
+                    "supersedes": saved.supersedes,
+                }
+            )
+        else:
+            Printer().line(f"{saved.id} supersedes {', '.join(saved.supersedes)} ({saved.locator})")
 
 
 def _report(
@@ -230,7 +280,9 @@ def stale(
         bool, typer.Option("--exit-code", help="Exit 1 when a record is stale (for CI).")
     ] = False,
 ) -> None:
-    """List the records whose code changed since they were recorded (from git history).
+    """List records whose code changed since they were recorded.
+
+    Read from git history.
 
     A record is stale when a commit changed one of its `paths` after the last
     commit that changed the record, when a path no longer exists at HEAD, or
@@ -300,11 +352,12 @@ def about(
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     include_retired: IncludeRetired = False,
 ) -> None:
-    """List the records about these files or folders (their `paths`), newest first.
+    """List the records about these files or folders.
 
-    Read them before editing the code: stale ones (the code changed since) are
-    marked. Retired and superseded records are left out unless
-    --include-retired (then marked `retired` or `superseded by ID`).
+    Those whose `paths` name them, newest first. Read them before editing the
+    code: stale ones (the code changed since) are marked. Retired and
+    superseded records are left out unless --include-retired (then marked
+    `retired` or `superseded by ID`).
 
     \b
     Example:
@@ -335,5 +388,6 @@ def register(app: typer.Typer) -> None:
     app.command()(update)
     app.command()(edit)
     app.command()(retire)
+    app.command()(supersede)
     app.command()(stale)
     app.command()(about)

@@ -14,7 +14,8 @@ org_app = typer.Typer(
     name="org",
     no_args_is_help=True,
     help=(
-        "Search the records of many repositories at once, kept in PostgreSQL (docs/org.md)."
+        "Search many repositories at once (PostgreSQL)."
+        "\n\nThe records of many repositories, kept in PostgreSQL (docs/org.md)."
         "\n\n\b\nExample:\n  reliora org sync --db postgresql:///reliora ~/src/app ~/src/web"
         '\n  reliora org search "flaky pytest timeouts" --db postgresql:///reliora'
     ),
@@ -61,7 +62,9 @@ def sync(
     db: DbOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Bring the database to each repository's store at a ref, read from git objects.
+    """Bring the database up to each repository's store.
+
+    Each store as it is at a ref, read from git objects (no checkout).
 
     New, changed and removed records and feedback are applied in one transaction
     per repository (an interrupted sync leaves the state before it); files whose
@@ -126,7 +129,9 @@ def _synced_line(report: Synced) -> str:
 
 @org_app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What you are about to do, in your own words.")],
+    query: Annotated[
+        str, typer.Argument(metavar="QUERY", help="What you are about to do, in your own words.")
+    ],
     repo: Annotated[
         list[str] | None,
         typer.Option("--repo", metavar="NAME", help="Only this repository (repeat for more)."),
@@ -149,7 +154,9 @@ def search(
     db: DbOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """Ranked results from every synced repository, scored exactly as `reliora search`.
+    """Search every synced repository, ranked as `search` is.
+
+    Scored exactly as `reliora search`.
 
     The same document as `search --json`, each result with its `repo` and the
     `commit` it was synced at; the same store gives the same ids, scores and
@@ -176,7 +183,9 @@ def search(
 
 @org_app.command()
 def status(db: DbOption = None, json_output: JsonFlag = False) -> None:
-    """The synced repositories: the commit each was synced at, and its counts.
+    """The synced repositories, their commits and counts.
+
+    The commit each was synced at, and its numbers of records and feedback.
 
     \b
     Example:

@@ -92,13 +92,15 @@ def record(
         ),
     ] = None,
 ) -> None:
-    """Save a new experience and warn about similar ones already in the store.
+    """Save a new experience; warn about similar ones.
 
     A likely duplicate (an existing record that holds most of this one's title,
     tags and first problems, rare words weighing most) is shown in full with the
-    words they share; records that are only related are named on one line
-    (--all shows them in full). Warnings never stop the save; a secret does
-    (a token, a key, a password in a URL: exit 2, the value masked).
+    words they share, and with how to undo the save (`reliora retire NEW
+    --reason …`, or `reliora update OTHER …` and then retire NEW); records that
+    are only related are named on one line (--all shows them in full).
+    Warnings never stop the save; a secret does (a token, a key, a password in
+    a URL: exit 2, the value masked).
 
     \b
     Examples:

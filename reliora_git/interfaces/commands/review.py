@@ -49,7 +49,9 @@ def review(
         ),
     ] = False,
 ) -> None:
-    """List records added, modified, renamed and removed between two refs.
+    """List records added, changed and removed between two refs.
+
+    Added, modified, renamed and removed records, from BASE to HEAD.
 
     Each comes with its title, id, file, the fields that changed, validation
     problems, similar experiences (in the base store and among the changed
