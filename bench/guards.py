@@ -16,9 +16,14 @@ records copied with new ids, committed and packed), with a code file staged:
   load, each version with a cache folder of its own;
 * **100 guards** (one each in 100 records, committed) over a **2,000-line staged
   change** (20 files of 100 lines, some lines matching): the figure the issue
-  bounds (≤ +100 ms over the row without guards);
+  bounds (≤ +100 ms over the row without guards); interleaved with ``--before``
+  when that is a commit;
 * the same guards with a **50 MB staged file** (skipped by the size limit, never
   diffed);
+* **120 slow guards** more (6 each in 20 other records, the pattern
+  ``(?:[ -~]{0,30}e){1,4}@@…``: linear, but about 1.5 s a megabyte each) with a
+  **700 KB text file** staged: what the hook's time budget bounds (``--slow-runs``
+  runs; ``--slow-before REV`` times a build without the budget too, one run each);
 * the hostile pattern ``(a+)+$`` on a 60,000-character line, in process (RE2):
   one ``matching_lines`` call, best and median of 25.
 
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -45,6 +51,10 @@ from run import DEFAULT_CORPUS, REPO_ROOT, child_env, git, machine, make_store, 
 GUARDS = 100
 CHANGED_FILES = 20
 LINES_PER_FILE = 100
+SLOW_RECORDS = 20
+SLOW_EACH = 6
+SLOW_PATTERN = "(?:[ -~]{{0,30}}e){{1,4}}@@{record}x{guard}"
+SLOW_FILE_BYTES = 700_000
 
 
 def hook_argv() -> list[str]:
@@ -164,6 +174,38 @@ def add_guards(root: Path, ids: list[str], count: int) -> None:
     git(root, "commit", "-q", "-m", f"{count} guards")
 
 
+def add_slow_guards(root: Path, ids: list[str]) -> None:
+    """Give 20 records that have no guard yet 6 slow guards each, committed."""
+    experiences = root / ".reliora" / "experiences"
+    by_id = {path.stem: path for path in experiences.rglob("*.md")}
+    free = [i for i in ids if "guards:" not in by_id[i].read_text(encoding="utf-8")]
+    step = max(1, len(free) // SLOW_RECORDS)
+    for r, record_id in enumerate(free[step // 2 :: step][:SLOW_RECORDS]):
+        path = by_id[record_id]
+        items = "".join(
+            f"- pattern: '{SLOW_PATTERN.format(record=r, guard=g)}'\n" for g in range(SLOW_EACH)
+        )
+        head, sep, rest = path.read_text(encoding="utf-8").partition("\n---\n")
+        path.write_text(head + "\nguards:\n" + items.rstrip("\n") + sep + rest, encoding="utf-8")
+    git(root, "add", "-A", ".reliora")
+    git(root, "commit", "-q", "-m", f"{SLOW_RECORDS * SLOW_EACH} slow guards")
+
+
+def stage_words(root: Path, size: int) -> None:
+    """A text file of ``size`` bytes of short words, many with an `e` (the slow guards'
+    letter), staged."""
+    rng = random.Random(7)
+    words = ["the", "offset", "compute", "value", "element", "tree", "seven", "eleven", "at"]
+    lines: list[str] = []
+    total = 0
+    while total < size:
+        line = " ".join(rng.choice(words) for _ in range(12))
+        lines.append(line)
+        total += len(line) + 1
+    (root / "notes.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    git(root, "add", "notes.txt")
+
+
 def hostile() -> dict[str, Any]:
     sys.path.insert(0, str(REPO_ROOT))
     from reliora_git.records.guard_match import matching_lines
@@ -195,6 +237,16 @@ def main(argv: list[str] | None = None) -> int:
         default="guards-off",
         help="what the first row compares with: a commit before guards, or 'guards-off' "
         "(default: this checkout's HEAD with the hook's guard step taken out), or 'none'",
+    )
+    parser.add_argument(
+        "--slow-runs", type=int, default=3, help="runs of the row with 120 slow guards"
+    )
+    parser.add_argument(
+        "--slow-before",
+        default=None,
+        metavar="REV",
+        help="also time the slow guards' row with the package as it was at REV (one run "
+        "each: a build without the time budget takes tens of seconds)",
     )
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
     args = parser.parse_args(argv)
@@ -228,7 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         add_guards(root, ids, GUARDS)
         git(root, "add", "src")
         label = f"hook, {GUARDS} guards, {CHANGED_FILES * LINES_PER_FILE:,} lines staged"
-        results += rows_of(label, {"after": REPO_ROOT}, root, args.runs)
+        # A build given as --before runs guards too: interleaved, the same load for both.
+        with_guards = checkouts if args.before not in ("guards-off", "none") else {}
+        results += rows_of(label, with_guards or {"after": REPO_ROOT}, root, args.runs)
         git(root, "reset", "-q")
         big = root / "data" / "big.txt"
         big.parent.mkdir()
@@ -238,6 +292,19 @@ def main(argv: list[str] | None = None) -> int:
         git(root, "add", "data")
         label = f"hook, {GUARDS} guards, a 50 MB file staged"
         results += rows_of(label, {"after": REPO_ROOT}, root, args.runs)
+        git(root, "reset", "-q")
+        add_slow_guards(root, ids)
+        stage_words(root, SLOW_FILE_BYTES)
+        label = (
+            f"hook, {SLOW_RECORDS * SLOW_EACH} slow guards (+{GUARDS}), "
+            f"a {SLOW_FILE_BYTES // 1000} KB file staged"
+        )
+        results += rows_of(label, {"after": REPO_ROOT}, root, args.slow_runs)
+        if args.slow_before:
+            older = work / "slow-before"
+            older.mkdir()
+            name = f"before: {args.slow_before}"
+            results += rows_of(label, {name: extract(args.slow_before, older)}, root, 1)
     results.append(hostile())
     for row in results:
         cpu = row.get("median_cpu_s")
