@@ -73,7 +73,8 @@ def test_install_keeps_other_hooks_keys_and_text_and_uninstall_restores_the_byte
     assert only_insertions(AGENTS, (repo / "AGENTS.md").read_text())
     value = json.loads(settings)
     assert value["permissions"] == json.loads(SETTINGS)["permissions"]
-    assert value["hooks"]["Stop"] == json.loads(SETTINGS)["hooks"]["Stop"]
+    theirs, ours = value["hooks"]["Stop"]  # theirs first, untouched; ours, the end-of-turn ask
+    assert [theirs] == json.loads(SETTINGS)["hooks"]["Stop"] and "reliora hook" in str(ours)
     assert value["hooks"]["PreToolUse"][0]["matcher"] == "Bash"  # theirs first, untouched
     servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
     assert servers["db"]["command"] == "npx" and servers["reliora"] == {
@@ -96,7 +97,7 @@ def test_install_keeps_other_hooks_keys_and_text_and_uninstall_restores_the_byte
 def test_the_hooks_have_the_documented_shape(repo: Path, cli: Cli) -> None:
     assert cli("agent", "install", "claude-code").returncode == 0
     hooks = json.loads((repo / ".claude/settings.json").read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreToolUse"}
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"}
     for groups in hooks.values():
         (group,) = groups
         (entry,) = group["hooks"]
@@ -108,7 +109,7 @@ def test_the_hooks_have_the_documented_shape(repo: Path, cli: Cli) -> None:
     for tool in ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit"):
         assert re.fullmatch(matcher, tool)
     assert not re.fullmatch(matcher, "Bash")
-    assert "matcher" not in hooks["SessionStart"][0]
+    assert "matcher" not in hooks["SessionStart"][0] and "matcher" not in hooks["Stop"][0]
 
 
 def test_files_install_created_are_removed_with_their_folders(repo: Path, cli: Cli) -> None:

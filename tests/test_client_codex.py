@@ -102,7 +102,8 @@ def test_the_installed_files_say_what_codex_reads(repo: Path, cli: Cli) -> None:
     write(repo, EXISTING)
     cli("agent", "install", "codex")
     hooks = json.loads((repo / ".codex/hooks.json").read_text())["hooks"]
-    assert hooks["Stop"] == json.loads(HOOKS)["hooks"]["Stop"]
+    # Theirs kept first; ours (the end-of-turn ask) after it.
+    assert hooks["Stop"] == [*json.loads(HOOKS)["hooks"]["Stop"], {"hooks": [codex.HOOK_ENTRY]}]
     theirs, ours = hooks["PreToolUse"]
     assert theirs["hooks"][0]["command"] == "./scripts/guard.sh"
     for event in ("SessionStart", "UserPromptSubmit"):
@@ -318,7 +319,7 @@ def test_parse_event(
     assert parsed.prompt == fields.get("prompt", "")
 
 
-@pytest.mark.parametrize("name", ["PostToolUse", "Stop", "PermissionRequest", None, 3])
+@pytest.mark.parametrize("name", ["PostToolUse", "SubagentStop", "PermissionRequest", None, 3])
 def test_events_we_do_not_install_are_refused(tmp_path: Path, name: Any) -> None:
     with pytest.raises(HookInputError):
         codex.parse_event(event("x", tmp_path, hook_event_name=name), tmp_path)

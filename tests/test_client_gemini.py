@@ -115,7 +115,7 @@ def test_a_new_settings_file_has_the_documented_shape(repo: Path, cli: Cli) -> N
     assert {f["action"] for f in json.loads(done.stdout)["files"]} == {"created"}
     settings = json.loads((repo / SETTINGS_PATH).read_text())
     hooks = settings["hooks"]
-    assert set(hooks) == {"SessionStart", "BeforeAgent", "AfterTool"}
+    assert set(hooks) == {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"}
     for groups in hooks.values():
         (group,) = groups
         (entry,) = group["hooks"]
@@ -123,7 +123,8 @@ def test_a_new_settings_file_has_the_documented_shape(repo: Path, cli: Cli) -> N
         assert "reliora hook --client gemini" in entry["command"]
         # Milliseconds: Gemini CLI would give up on a hook of "10" at once.
         assert isinstance(entry["timeout"], int) and entry["timeout"] >= 5000
-    assert "matcher" not in hooks["SessionStart"][0] and "matcher" not in hooks["BeforeAgent"][0]
+    for lifecycle in ("SessionStart", "BeforeAgent", "AfterAgent"):
+        assert "matcher" not in hooks[lifecycle][0]
     matcher = hooks["AfterTool"][0]["matcher"]
     for tool in ("read_file", "read_many_files", "write_file", "replace"):
         assert re.search(matcher, tool)  # Gemini CLI tests the tool name with RegExp.test
@@ -360,7 +361,7 @@ def test_parse_event_reads_gemini_fields(tmp_path: Path) -> None:
         {**data, "hook_event_name": "BeforeAgent", "prompt": prompt}, tmp_path
     )
     assert (event.kind, event.prompt) == ("prompt", "Fix x <b>")
-    for name in ("BeforeTool", "AfterAgent", None):
+    for name in ("BeforeTool", "AfterModel", None):
         with pytest.raises(HookInputError):
             gemini.parse_event({**data, "hook_event_name": name}, tmp_path)
 

@@ -225,7 +225,7 @@ def test_session_start_without_changes_prints_nothing(lessons: Store, cli: Cli, 
         ("   \n", "no JSON on stdin"),
         ("{not json", "stdin is not JSON"),
         ('["UserPromptSubmit"]', "not a JSON object"),
-        ('{"hook_event_name": "Stop", "session_id": "s"}', "unknown event Stop"),
+        ('{"hook_event_name": "Notification", "session_id": "s"}', "unknown event Notification"),
         ('{"session_id": "s", "prompt": "x"}', "unknown event None"),
     ],
 )

@@ -106,6 +106,10 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
     (operations/session.py): the lessons are selected first, then the session's
     memory is locked only while the push is composed and recorded.
     """
+    if event.kind == "stop":  # the end-of-turn ask (SPEC.md §16), all in operations/capture.py
+        from reliora_git.operations.capture import ask
+
+        return ask(event, places.top, places.state)
     relative: list[str] = []
     if event.kind == "file":
         for file in event.files:

@@ -14,6 +14,7 @@ appending is all a hook ever writes:
     file<TAB>PATH     a file whose lessons were pushed (a read of it again needs nothing)
     chars<TAB>N       characters a push added
     spent             the budget line was said
+    asked             the end-of-turn ask was made (SPEC.md §16: at most once a session)
 
 Clients run hooks for parallel tool calls at once: :func:`locked` holds an
 exclusive ``flock`` on the file while a hook reads what was pushed, composes
@@ -53,6 +54,7 @@ class Pushed:
     chars: int = 0
     spent: bool = False
     full: bool = False  # the file reached MAX_BYTES
+    asked: bool = False
 
 
 def session_file(state: Path, session: str) -> Path:
@@ -82,6 +84,8 @@ def parse(text: str) -> Pushed:
             pushed.chars += int(value)
         elif kind == "spent":
             pushed.spent = True
+        elif kind == "asked":
+            pushed.asked = True
     return pushed
 
 
@@ -104,7 +108,12 @@ class Session:
         self.pushed = parse(b"".join(chunks).decode("utf-8", "replace"))
 
     def add(
-        self, forms: dict[str, str], files: list[str], chars: int, spent: bool = False
+        self,
+        forms: dict[str, str],
+        files: list[str],
+        chars: int,
+        spent: bool = False,
+        asked: bool = False,
     ) -> None:
         lines = [f"{form}\t{_flat(lesson)}" for lesson, form in forms.items()]
         lines += [f"file\t{_flat(path)}" for path in files]
@@ -112,6 +121,8 @@ class Session:
             lines.append(f"chars\t{chars}")
         if spent:
             lines.append("spent")
+        if asked:
+            lines.append("asked")
         if not lines or self.pushed.full:
             return
         data = ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")

@@ -30,6 +30,8 @@ class Config:
     brief_budget: int = 1000
     #: Characters an agent session's hook pushes may add up to (SPEC.md §14.2); 0: no cap.
     push_session_budget: int = 20000
+    #: At the end of an agent's turn that shows trouble, ask once for the lesson (SPEC.md §16).
+    capture: bool = True
 
 
 def load_config(store: Store) -> Config:

@@ -190,7 +190,8 @@ def trust_hooks(binary: Path, env: dict[str, str], root: Path) -> None:
     """What a person does in `/hooks`: trust each reliora hook at its current hash."""
     hooks = listed_hooks(binary, env, root)
     ours = [h for h in hooks if "reliora hook --client codex" in h["command"]]
-    assert {h["eventName"] for h in ours} == {"sessionStart", "userPromptSubmit", "preToolUse"}
+    events = {h["eventName"] for h in ours}
+    assert events == {"sessionStart", "userPromptSubmit", "preToolUse", "stop"}
     assert all(h["trustStatus"] == "untrusted" and h["source"] == "project" for h in ours)
     config = Path(env["CODEX_HOME"]) / "config.toml"
     with config.open("a", encoding="utf-8") as out:

@@ -16,8 +16,9 @@ class HookInputError(Exception):
     """The client's JSON is not what its documentation describes (logged, never printed)."""
 
 
-#: The kinds of moment a hook event is: the session starts, a prompt is sent, a file tool runs.
-KINDS = ("session", "prompt", "file")
+#: The kinds of moment a hook event is: the session starts, a prompt is sent, a file tool runs,
+#: the agent's turn ends (``stop``: SPEC.md §16, the end-of-turn ask).
+KINDS = ("session", "prompt", "file", "stop")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,11 @@ class HookEvent:
     files: tuple[str, ...] = ()
     #: The tool reads the file(s), not only edits them (a read may bring a lesson in full).
     reads: bool = False
+    #: ``stop``: the session's transcript, and the reader of its format (operations/transcript.py).
+    transcript_path: str = ""
+    transcript_format: str = ""
+    #: ``stop``: the client is already continuing because a stop hook asked it to.
+    stop_hook_active: bool = False
 
 
 @dataclass(frozen=True)

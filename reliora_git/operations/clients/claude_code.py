@@ -3,8 +3,11 @@
 
 Hook input (Claude Code docs, Hooks reference): one JSON object with
 ``hook_event_name``, ``session_id``, ``cwd``, plus ``prompt`` (UserPromptSubmit)
-or ``tool_name`` and ``tool_input`` (PreToolUse). Output: on exit 0,
-``hookSpecificOutput.additionalContext`` is added to the model's context.
+or ``tool_name`` and ``tool_input`` (PreToolUse), or ``transcript_path`` and
+``stop_hook_active`` (Stop, at the end of each turn). Output: on exit 0,
+``hookSpecificOutput.additionalContext`` is added to the model's context; from Stop,
+``{"decision": "block", "reason": …}`` makes Claude go on with the reason as its next
+instruction (the end-of-turn ask, SPEC.md §16).
 """
 
 from __future__ import annotations
@@ -40,8 +43,14 @@ HOOK_EVENTS: tuple[tuple[str, str | None], ...] = (
     ("SessionStart", None),
     ("UserPromptSubmit", None),
     ("PreToolUse", "|".join(FILE_TOOLS)),
+    ("Stop", None),
 )
-KIND_OF = {"SessionStart": "session", "UserPromptSubmit": "prompt", "PreToolUse": "file"}
+KIND_OF = {
+    "SessionStart": "session",
+    "UserPromptSubmit": "prompt",
+    "PreToolUse": "file",
+    "Stop": "stop",
+}
 HOOK_ENTRY: dict[str, Any] = {
     "type": "command",
     "command": hook_command(NAME),
@@ -89,10 +98,15 @@ def parse_event(data: dict[str, Any], cwd: Path) -> HookEvent:
         prompt=text_field(data, "prompt"),
         files=files,
         reads=tool in READ_TOOLS,
+        transcript_path=text_field(data, "transcript_path"),
+        transcript_format=NAME,
+        stop_hook_active=data.get("stop_hook_active") is True,
     )
 
 
 def render_output(event: HookEvent, text: str) -> str:
+    if event.kind == "stop":
+        return json.dumps({"decision": "block", "reason": text})
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}
     )

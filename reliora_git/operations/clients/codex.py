@@ -8,7 +8,10 @@ Hook input (Codex docs, Hooks): one JSON object with ``hook_event_name``, ``sess
 (``tool_name: "Bash"``, ``tool_input.command``: the command line) and edits through
 ``apply_patch`` (``tool_input.command``: the patch), so the paths come from
 :mod:`shellpaths`. Output: ``hookSpecificOutput.additionalContext``, which Codex adds to the
-model's input as a developer message, for all three events.
+model's input as a developer message, for those three events. ``Stop`` (the end of a turn:
+``transcript_path``, the rollout JSONL, and ``stop_hook_active``) takes
+``{"decision": "block", "reason": …}``: Codex goes on with the reason as a new prompt (the
+end-of-turn ask, SPEC.md §16).
 
 Codex loads a project's ``.codex/`` only in a project the person trusts, and runs its hooks
 only once the person has reviewed them (:func:`todo`).
@@ -50,8 +53,14 @@ HOOK_EVENTS: tuple[tuple[str, str | None], ...] = (
     ("SessionStart", None),
     ("UserPromptSubmit", None),
     ("PreToolUse", f"{SHELL_TOOL}|{PATCH_TOOL}"),
+    ("Stop", None),
 )
-KIND_OF = {"SessionStart": "session", "UserPromptSubmit": "prompt", "PreToolUse": "file"}
+KIND_OF = {
+    "SessionStart": "session",
+    "UserPromptSubmit": "prompt",
+    "PreToolUse": "file",
+    "Stop": "stop",
+}
 HOOK_ENTRY: dict[str, Any] = {
     "type": "command",
     "command": hook_command(NAME),
@@ -249,10 +258,15 @@ def parse_event(data: dict[str, Any], cwd: Path) -> HookEvent:
         prompt=text_field(data, "prompt"),
         files=files,
         reads=reads,
+        transcript_path=text_field(data, "transcript_path"),
+        transcript_format=NAME,
+        stop_hook_active=data.get("stop_hook_active") is True,
     )
 
 
 def render_output(event: HookEvent, text: str) -> str:
+    if event.kind == "stop":
+        return json.dumps({"decision": "block", "reason": text})
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}
     )
@@ -271,7 +285,7 @@ def todo(root: Path) -> list[str]:
         )
     steps.append(
         "Codex runs a project's hooks only after you review them: run /hooks in a Codex "
-        "session here and trust the three `reliora hook` hooks (again after .codex/hooks.json "
+        "session here and trust the four `reliora hook` hooks (again after .codex/hooks.json "
         "changes)"
     )
     return steps

@@ -8,7 +8,10 @@ Hook input (Gemini CLI docs, Hooks reference): one JSON object with ``session_id
 reaches the model from SessionStart (prepended to the first prompt when headless),
 BeforeAgent (appended to the prompt) and AfterTool (appended to the tool result),
 each wrapped in ``<hook_context>``, with ``<`` and ``>`` escaped; from BeforeTool it is
-dropped, so the file push runs after the tool. Gemini CLI loads project settings only
+dropped, so the file push runs after the tool. ``AfterAgent`` (once a turn, after the final
+answer: ``transcript_path``, a JSONL chat record, and ``stop_hook_active``) takes
+``{"decision": "deny", "reason": …}``: Gemini sends the reason to the agent as a new prompt
+(the end-of-turn ask, SPEC.md §16). Gemini CLI loads project settings only
 in a trusted folder, and reads only ``GEMINI.md`` unless ``context.fileName`` says more.
 """
 
@@ -51,8 +54,14 @@ HOOK_EVENTS: tuple[tuple[str, str | None], ...] = (
     ("BeforeAgent", None),
     # A regular expression searched in the tool name: anchored, or `mcp_x_read_file` matches.
     ("AfterTool", "^(" + "|".join(FILE_TOOLS) + ")$"),
+    ("AfterAgent", None),
 )
-KIND_OF = {"SessionStart": "session", "BeforeAgent": "prompt", "AfterTool": "file"}
+KIND_OF = {
+    "SessionStart": "session",
+    "BeforeAgent": "prompt",
+    "AfterTool": "file",
+    "AfterAgent": "stop",
+}
 HOOK_ENTRY: dict[str, Any] = {
     "type": "command",
     "command": hook_command(NAME),
@@ -200,10 +209,15 @@ def parse_event(data: dict[str, Any], cwd: Path) -> HookEvent:
         prompt=_LEADING_CONTEXT.sub("", text_field(data, "prompt")),
         files=tool_files(tool, data.get("tool_input")) if name == "AfterTool" else (),
         reads=tool in READ_TOOLS,
+        transcript_path=text_field(data, "transcript_path"),
+        transcript_format=NAME,
+        stop_hook_active=data.get("stop_hook_active") is True,
     )
 
 
 def render_output(event: HookEvent, text: str) -> str:
+    if event.kind == "stop":
+        return json.dumps({"decision": "deny", "reason": text})
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}
     )

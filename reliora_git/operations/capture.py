@@ -1,0 +1,368 @@
+"""The end-of-turn ask: a troubled session is asked once for its lesson and its feedback (SPEC §16).
+
+At the end of an agent's turn (Claude Code and Codex ``Stop``, Gemini ``AfterAgent``) the
+hook reads the session's transcript (operations/transcript.py) and looks for trouble:
+
+* a command that failed and later passed (the files changed in between are the fix);
+* a command that failed, then files changed, with no passing run after (still a fix tried);
+* the person correcting the agent (a later prompt opening with "no", "wrong", "that's not"…,
+  or any prompt after an interruption).
+
+Failures of commands that fail as a way of answering (``grep``, ``test``, ``git diff``…) are
+not trouble. When there is trouble and no record was saved or updated in the session, the ask
+names the evidence and gives the exact ``reliora record`` command with the paths filled in;
+in the same ask, up to three lessons pushed in the session without feedback are named with
+the ``reliora feedback`` command. Without trouble, the feedback part alone is asked when the
+session changed files (the pushed lessons were used on work, so a verdict exists); a session
+that only read and answered is never asked.
+
+At most once a session (an ``asked`` line in the session's memory, operations/session.py);
+never when the client says a stop hook is already active; never outside git (no memory);
+``capture = false`` in config.toml turns it off. Evidence is data from tools and files: it is
+cut short and neutralized before it reaches the model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from reliora_git.operations.clients.base import HookEvent
+from reliora_git.operations.transcript import Step
+from reliora_git.records.text import neutralize, remove_invisible
+
+#: What opens every ask: also how a client's echo of it as a prompt is recognised.
+OPENING = "Reliora, before you finish:"
+#: Lessons named for feedback, at most.
+MAX_FEEDBACK = 3
+#: Pieces of evidence named, at most, and their longest parts in characters.
+MAX_EVIDENCE = 3
+COMMAND_CHARS = 120
+ERROR_CHARS = 160
+PROMPT_CHARS = 160
+FILES_NAMED = 5
+#: Programs whose failure is an answer (no match, a difference, a missing file), not trouble.
+PROBES = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "ls", "test", "[", "[[",
+     "which", "command", "type", "diff", "cmp", "stat", "file", "cat", "head", "tail", "wc",
+     "pgrep", "curl", "wget", "ping", "false", "reliora", "sleep"}
+)  # fmt: skip
+GIT_PROBES = frozenset(
+    {"grep", "diff", "show", "log", "status", "rev-parse", "ls-files", "cat-file", "config",
+     "branch", "remote", "describe", "merge-base", "symbolic-ref", "check-ignore", "blame"}
+)  # fmt: skip
+#: Words that set up a command rather than run one: `cd x && pytest` runs pytest.
+_SETUP = frozenset(
+    {"cd", "export", "source", ".", "set", "pushd", "popd", "unset", "echo", "printf", "true"}
+)
+_WRAPPERS = frozenset({"sudo", "time", "env", "nice", "nohup", "command", "exec"})
+_SEGMENTS = re.compile(r"&&|\|\||;|\|")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: Lines of the clients' own wrappers around an output, never its error line.
+_NOISE = re.compile(
+    r"^(?:Exit code:? -?\d+|Exit Code: -?\d+|Process Group PGID: \d+|</?untrusted_context>|"
+    r"Chunk ID:.*|Wall time:.*|Process exited with code.*|Original token count:.*|Output:|"
+    r"Error: Exit code \d+|Traceback \(most recent call last\):)\s*$"
+)
+_NAMED_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\bpanicked at\b|\bpanic:")
+_PLAIN_ERROR = re.compile(r"\b(?:error|fatal|FAILED|FAIL|failed)\b", re.IGNORECASE)
+_CORRECTION = re.compile(
+    r"^\W*(?:no\b|nope\b|wrong\b|stop\b|wait\b|undo\b|revert\b|don'?t\b|do not\b|never\b|"
+    r"that'?s (?:not|wrong)|this is (?:not|wrong)|it'?s (?:not|wrong|still)|not (?:that|what|"
+    r"quite|like)|you (?:broke|missed|forgot|didn'?t|did not|should(?:n'?t)? have)|"
+    r"(?:it|this|that) (?:still )?(?:fails|doesn'?t|does not|didn'?t|did not|broke))",
+    re.IGNORECASE,
+)
+_INTERRUPTED = "[Request interrupted by user"
+
+
+@dataclass(frozen=True)
+class Trouble:
+    """One piece of evidence: a failing command (and whether it passed later) or a correction."""
+
+    command: str = ""
+    error: str = ""
+    files: tuple[str, ...] = ()
+    fixed: bool = False
+    correction: str = ""
+
+
+@dataclass
+class Findings:
+    troubles: list[Trouble] = field(default_factory=list)
+    #: A record was saved or updated in the session (a lesson is already in).
+    recorded: bool = False
+    #: Lessons that got feedback in the session.
+    feedback: set[str] = field(default_factory=set)
+    #: Every file changed in the session, in order.
+    edited: list[str] = field(default_factory=list)
+
+
+# --- reading a command line ----------------------------------------------------------------
+
+
+def _words(segment: str) -> list[str]:
+    try:
+        return shlex.split(segment)
+    except ValueError:
+        return segment.split()
+
+
+def program(command: str) -> list[str]:
+    """The words of the command that runs: past setup segments, assignments and wrappers."""
+    for segment in _SEGMENTS.split(command):
+        words = _words(segment)
+        while words and (_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS):
+            words = words[1:]
+        if words and words[0] not in _SETUP:
+            return words
+    return []
+
+
+def is_probe(command: str) -> bool:
+    """Whether a failure of ``command`` is an answer (a search found nothing), not trouble."""
+    words = program(command)
+    if not words:
+        return True
+    name = words[0].rsplit("/", 1)[-1]
+    if name == "git":
+        sub = next((w for w in words[1:] if not w.startswith("-")), "")
+        return sub in GIT_PROBES
+    return name in PROBES
+
+
+def _key(command: str) -> str:
+    return " ".join(command.split())
+
+
+def _family(command: str) -> str:
+    """The program and its first argument: `pytest tests/x.py -x` and `pytest tests/x.py` meet."""
+    words = program(command)
+    arguments = [w for w in words[1:] if not w.startswith("-")]
+    return " ".join(words[:1] + arguments[:1])
+
+
+def _reliora(command: str) -> tuple[str, list[str]] | None:
+    """``("record"|"update"|"feedback", ids)`` for a reliora command among the segments."""
+    for segment in _SEGMENTS.split(command):
+        words = _words(segment)
+        while words and _ASSIGNMENT.match(words[0]):
+            words = words[1:]
+        if len(words) >= 2 and words[0].rsplit("/", 1)[-1] == "reliora":
+            verb = words[1]
+            if verb in ("record", "update", "edit"):
+                return "record", []
+            if verb == "feedback":
+                return "feedback", [w for w in words[2:3] if not w.startswith("-")]
+    return None
+
+
+def error_line(output: str) -> str:
+    """The line of a failed command's output that says what went wrong."""
+    lines = [line.strip() for line in output.splitlines()]
+    lines = [line.removeprefix("Output: ") for line in lines if line and not _NOISE.match(line)]
+    for pattern in (_NAMED_ERROR, _PLAIN_ERROR):
+        for line in reversed(lines):
+            if pattern.search(line):
+                return line
+    return lines[-1] if lines else ""
+
+
+# --- finding trouble -----------------------------------------------------------------------
+
+
+@dataclass
+class _Failure:
+    command: str
+    error: str
+    files: list[str] = field(default_factory=list)
+
+
+def find(steps: Sequence[Step]) -> Findings:
+    """The trouble, records and feedback of a session's steps (pure, one pass)."""
+    found = Findings()
+    failing: dict[str, _Failure] = {}  # by the command's family, oldest first
+    prompts = 0
+    interrupted = False
+    for step in steps:
+        if step.kind == "run":
+            reliora = _reliora(step.text)
+            if reliora is not None:
+                if not step.failed:
+                    if reliora[0] == "record":
+                        found.recorded = True
+                    else:
+                        found.feedback.update(reliora[1])
+                continue
+            family = _family(step.text)
+            if step.failed and not is_probe(step.text):
+                failing.setdefault(family, _Failure(step.text, error_line(step.output)))
+            elif not step.failed and family in failing:
+                failure = failing.pop(family)
+                found.troubles.append(
+                    Trouble(failure.command, failure.error, tuple(failure.files), fixed=True)
+                )
+        elif step.kind == "edit":
+            for file in step.files:
+                if file not in found.edited:
+                    found.edited.append(file)
+                for failure in failing.values():
+                    if file not in failure.files:
+                        failure.files.append(file)
+        elif step.kind == "prompt":
+            text = step.text.strip()
+            if text.startswith(OPENING):
+                continue  # the client's echo of our own ask
+            if text.startswith(_INTERRUPTED):
+                interrupted = True
+                continue
+            if prompts and (interrupted or _CORRECTION.match(text)):
+                found.troubles.append(Trouble(correction=text))
+            prompts += 1
+            interrupted = False
+        elif step.kind == "record":
+            found.recorded = True
+        elif step.kind == "feedback":
+            found.feedback.update(step.files)
+    for failure in failing.values():
+        if failure.files:  # a fix was tried even if the command was not run again
+            found.troubles.append(Trouble(failure.command, failure.error, tuple(failure.files)))
+    return found
+
+
+# --- the ask -------------------------------------------------------------------------------
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(neutralize(remove_invisible(text)).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _code(text: str, limit: int) -> str:
+    return "`" + _short(text, limit).replace("`", "'") + "`"
+
+
+def _files(files: Sequence[str]) -> str:
+    shown = [_short(f, 100) for f in files[:FILES_NAMED]]
+    more = f" and {len(files) - FILES_NAMED} more" if len(files) > FILES_NAMED else ""
+    return ", ".join(shown) + more
+
+
+def evidence_line(trouble: Trouble) -> str:
+    if trouble.correction:
+        return f'- the person corrected you: "{_short(trouble.correction, PROMPT_CHARS)}"'
+    failed = f"{_code(trouble.command, COMMAND_CHARS)} failed"
+    if trouble.error:
+        failed += f" ({_short(trouble.error, ERROR_CHARS)})"
+    changes = f"changes to {_files(trouble.files)}" if trouble.files else ""
+    if trouble.fixed:
+        return f"- {failed}, then passed" + (f" after {changes}" if changes else "")
+    return f"- {failed}; then {changes}"
+
+
+def _problem(trouble: Trouble) -> str:
+    if trouble.correction:
+        return "…"
+    error = f": {_short(trouble.error, ERROR_CHARS)}" if trouble.error else ""
+    return f"{_short(trouble.command, COMMAND_CHARS)} failed{error}"
+
+
+def compose(troubles: Sequence[Trouble], paths: Sequence[str], unfed: Sequence[str]) -> str:
+    """The ask: the evidence and the record command, then the lessons awaiting feedback."""
+    parts = [OPENING]
+    if troubles:
+        shown = list(troubles[:MAX_EVIDENCE])
+        parts.append("this session had trouble that the next one could learn from:")
+        parts += [evidence_line(trouble) for trouble in shown]
+        draft = {
+            "title": "…",
+            "task": "…",
+            "problems": [p for p in dict.fromkeys(map(_problem, shown)) if p != "…"] or ["…"],
+            "solution": "…",
+            "whyItWorked": "…",
+            "paths": [_short(p, 200) for p in paths],
+        }
+        parts += [
+            "If there is a lesson in it (what caused it, what fixed it, why), record it in your "
+            "own words, replacing each …:",
+            "reliora record --json - <<'EOF'",
+            json.dumps(draft, ensure_ascii=False),
+            "EOF",
+            "(or the MCP tool `record` with the same fields). If it names a likely duplicate, "
+            "update that record instead (`reliora update ID --add-problem …`, MCP `update`).",
+        ]
+    if unfed:
+        named = ", ".join(unfed)
+        lead = "Lessons" if troubles else "lessons"
+        parts.append(
+            f"{lead} pushed to you in this session with no feedback yet: {named}. For each "
+            "one you relied on: `reliora feedback ID success|partial|failure` "
+            "(`not-applicable` if it did not bear on the task)."
+        )
+    parts.append("If nothing here is worth keeping, say so in one line and finish.")
+    return "\n".join(parts)
+
+
+def ask_text(
+    findings: Findings,
+    pushed: Sequence[str],
+    relative: Callable[[str], str | None],
+) -> str:
+    """The ask for a session, or "" when it has nothing to ask (pure).
+
+    ``pushed``: the lessons pushed in the session, those to name first first;
+    ``relative``: a changed file as a repository path (None outside the repository).
+    """
+    paths: dict[str, str] = {}  # each changed file, as a repository path
+    recorded = findings.recorded
+    for file in findings.edited:
+        path = relative(file)
+        if path is None:
+            continue
+        if path == ".reliora" or path.startswith(".reliora/"):
+            recorded = True  # the agent wrote a record file itself
+            continue
+        paths[file] = path
+    troubles = [
+        replace(trouble, files=tuple(paths[f] for f in trouble.files if f in paths))
+        for trouble in ([] if recorded else findings.troubles)
+    ]
+    # A failure followed only by changes outside the repository is no lesson about it.
+    troubles = [t for t in troubles if t.fixed or t.correction or t.files]
+    unfed = [lesson for lesson in pushed if lesson not in findings.feedback][:MAX_FEEDBACK]
+    if not troubles and not paths:
+        unfed = []  # a session that only read and answered: no verdict to ask for
+    if not troubles and not unfed:
+        return ""
+    return compose(troubles, list(dict.fromkeys(paths.values())), unfed)
+
+
+def ask(event: HookEvent, top: Path | None, state: Path | None) -> str:
+    """What the end-of-turn hook says for ``event`` ("" for nothing); marks the session asked."""
+    from reliora_git.operations import session, transcript
+    from reliora_git.operations.agent_hook import repo_relative
+    from reliora_git.storage.config import load_config
+    from reliora_git.storage.store import find_store
+
+    if event.stop_hook_active or state is None or not event.transcript_path:
+        return ""
+    before = session.peek(state, event.session)
+    if before.asked or before.full:
+        return ""
+    if not load_config(find_store(cwd=event.cwd)).capture:
+        return ""
+    path = Path(event.transcript_path)
+    findings = find(transcript.steps(event.cwd / path, event.transcript_format))
+    full_first = sorted(before.forms, key=lambda lesson: before.forms[lesson] != "full")
+    text = ask_text(findings, full_first, lambda file: repo_relative(file, event.cwd, top))
+    if not text:
+        return ""
+    with session.locked(state, event.session) as held:
+        if held.pushed.asked or held.pushed.full:
+            return ""  # a parallel stop of the same session asked first
+        held.add({}, [], 0, asked=True)
+    return text
