@@ -171,6 +171,8 @@ def test_review_and_check_stop_at_their_budget_and_review_fails(store: Store, cl
     assert "error: guards stopped: their 0 s for a review ran out" in text.stdout
     markdown = cli("review", "main", "feature", env=spent)
     assert "**guards stopped: their 0 s for a review ran out" in markdown.stdout
+    github = cli("review", "main", "feature", "--format", "github", env=spent).stdout
+    assert "::error title=guards stopped::guards stopped: their 0 s for a review ran out" in github
 
     checked = cli("check", "--json", env=spent)
     assert checked.returncode == 0  # a warning

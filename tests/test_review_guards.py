@@ -80,6 +80,13 @@ def test_a_guard_that_matches_heads_code_is_shown_and_fails_the_review(
     assert "guard 1 added, block: pattern ^ in every file" in text.stdout
     assert "already matches head's code: README.md:1, src/app.py:1, src/app.py:2" in text.stdout
 
+    github = cli("review", "main", "feature", "--format", "github")
+    assert github.returncode == 1
+    assert github.stdout.startswith(
+        "::error file=.reliora/experiences/match-all.md,title=guard 1 already matches head's "
+        "code::guard 1 (`^`) already matches head's code (README.md:1, "
+    )
+
     assert "already matches head's code" in cli("review", "--help").stdout
 
 

@@ -247,7 +247,9 @@ def _guard_summary(finding: GuardFinding) -> str:
 
 
 def to_github_annotations(review: Review) -> str:
-    """A workflow command per guard finding (``::warning file=…,line=…::…``, ``::error``).
+    """A workflow command per guard finding (``::warning file=…,line=…::…``, ``::error``),
+    per guard the change brings that already matches head's code (an error on its
+    record's file), and one error when the guards ran out of time.
 
     Values are escaped as GitHub's toolkit does (``%``, CR, LF; and ``:`` ``,`` in
     properties), so a record's message can never start a workflow command of its own.
@@ -260,6 +262,16 @@ def to_github_annotations(review: Review) -> str:
         props = f"file={_property(finding.path)},line={finding.line},title={_property(title)}"
         message = f"{finding.message} (reliora show {finding.record_id})"
         lines.append(f"::{level} {props}::{_data(message)}")
+    for change in review.changes:
+        for guard in change.guards:
+            problem = guard.problem()
+            if problem is not None:
+                title = f"guard {guard.number} already matches head's code"
+                props = f"file={_property(change.locator)},title={_property(title)}"
+                lines.append(f"::error {props}::{_data(problem.message)}")
+    if review.guard_budget is not None:
+        summary = review.guard_budget.summary("review")
+        lines.append(f"::error title=guards stopped::{_data(summary)}")
     return "".join(line + "\n" for line in lines)
 
 
