@@ -175,3 +175,30 @@ def turns(requests: list[LoggedRequest]) -> list[dict[str, Any]]:
         and isinstance(request.body, dict)
         and "Read" in tool_names(request.body)
     ]
+
+
+def script_routes(calls: list[tuple[str, dict[str, Any]]], final_text: str) -> dict[str, Handler]:
+    """Handlers for a scripted turn of several tool calls: while a request holds fewer tool
+    results than ``calls``, the model makes the next call (id ``toolu_script_N``); then it
+    answers ``final_text``. Requests that offer no tools (side requests) get a short text."""
+
+    def messages(request: LoggedRequest, index: int) -> Reply:
+        body = request.body if isinstance(request.body, dict) else {}
+        done = len(tool_result_ids(body))
+        blocks: list[dict[str, Any]]
+        if not tool_names(body):
+            blocks, stop = [{"type": "text", "text": "OK"}], "end_turn"
+        elif done < len(calls):
+            name, arguments = calls[done]
+            call = {"type": "tool_use", "id": f"toolu_script_{done}", "name": name}
+            blocks, stop = [{**call, "input": arguments}], "tool_use"
+        else:
+            blocks, stop = [{"type": "text", "text": final_text}], "end_turn"
+        if body.get("stream"):
+            return sse_reply(message_events(blocks, stop))
+        return json_reply(200, message(blocks, stop))
+
+    def count_tokens(request: LoggedRequest, index: int) -> Reply:
+        return json_reply(200, {"input_tokens": 100})
+
+    return {MESSAGES: messages, COUNT_TOKENS: count_tokens}

@@ -1,0 +1,198 @@
+"""Claude Code itself, headless, against a mock model: the end-of-turn ask (SPEC §16).
+
+The mock model works through a troubled turn with real tool calls: `python3 check.py` fails
+with `AssertionError: customer charged twice`, an Edit fixes src/billing.py, the same command
+passes, and it gives its final answer. Claude Code then runs the project's `Stop` hook
+(installed by `reliora agent install claude-code`), which reads the session's transcript.
+What the mock model receives after its final answer is what the ask made of it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reliora_git.operations.capture import OPENING
+from tests.conftest import Cli, git
+from tests.real_clients import anthropic_api
+from tests.real_clients.mock_model import MockModel, find_binary
+from tests.real_clients.test_claude_code import CLAUDE_TIMEOUT, claude_env
+
+CHECK = "python3 check.py"
+CLOSING = "say so in one line and finish."
+FINAL_TEXT = "Fixed: the customer is charged once."
+PROMPT = "The customer is charged twice; fix the billing charges"
+BUGGY = "def charges(amount):\n    return [amount, amount]\n"
+FIXED = "def charges(amount):\n    return [amount]\n"
+CHECK_PY = (
+    "from src.billing import charges\n"
+    "assert len(charges(5)) == 1, 'customer charged twice'\n"
+    "print('ok')\n"
+)
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    lesson: str  # the id of the lesson the prompt pushes
+
+
+@pytest.fixture
+def project(repo: Path, cli: Cli) -> Project:
+    (repo / "src").mkdir()
+    (repo / "src" / "billing.py").write_text(BUGGY, encoding="utf-8")
+    (repo / "check.py").write_text(CHECK_PY, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "billing")
+    assert cli("init").returncode == 0
+    fields = {
+        "title": "Customers charged twice when billing repeats a charge",
+        "task": "Fix billing charging a customer twice",
+        "problems": ["The customer was charged twice for one invoice"],
+        "solution": "Make each charge idempotent with a key per invoice (ZEBRAFISH-7).",
+    }
+    done = cli("record", "--json", "-", input=json.dumps(fields))
+    assert done.returncode == 0, done.stderr
+    install = cli("agent", "install", "claude-code")
+    assert install.returncode == 0, install.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "store and agent files")
+    return Project(repo, json.loads(done.stdout)["id"])
+
+
+def troubled_calls(root: Path) -> list[tuple[str, dict[str, Any]]]:
+    edit = {"file_path": str(root / "src" / "billing.py"), "old_string": BUGGY, "new_string": FIXED}
+    return [
+        ("Bash", {"command": CHECK, "description": "Run the check"}),
+        ("Edit", edit),
+        ("Bash", {"command": CHECK, "description": "Run the check again"}),
+    ]
+
+
+@dataclass(frozen=True)
+class Run:
+    session: str
+    turns: list[dict[str, Any]]  # the bodies of the requests that offered Claude Code's tools
+
+
+def run_claude(
+    project: Project,
+    calls: list[tuple[str, dict[str, Any]]],
+    home: Path,
+    prompt: str = PROMPT,
+    resume: str | None = None,
+) -> Run:
+    claude = find_binary("claude")
+    with MockModel(anthropic_api.script_routes(calls, FINAL_TEXT)) as model:
+        command = [str(claude), "-p", prompt, "--output-format", "json"]
+        command += ["--allowedTools", "Bash", "Edit", "Read"]
+        command += ["--resume", resume] if resume else []
+        try:
+            done = subprocess.run(
+                command,
+                cwd=project.root,
+                env=claude_env(model, home),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=CLAUDE_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            paths = [request.path for request in model.requests]
+            pytest.fail(f"claude ran past {CLAUDE_TIMEOUT} s; the mock model saw {paths}")
+        requests = model.requests
+        assert model.errors == []
+    assert done.returncode == 0, done.stderr + done.stdout
+    result = json.loads(done.stdout)
+    assert (result.get("is_error"), result.get("result")) == (False, FINAL_TEXT), done.stdout
+    turns = [
+        request.body
+        for request in requests
+        if request.path == anthropic_api.MESSAGES
+        and isinstance(request.body, dict)
+        and "Bash" in anthropic_api.tool_names(request.body)
+    ]
+    return Run(str(result["session_id"]), turns)
+
+
+def final_answer_position(body: dict[str, Any]) -> int | None:
+    """The index of the first message holding the scripted final answer, if the request has it."""
+    for position, text in enumerate(anthropic_api.message_texts(body)):
+        if FINAL_TEXT in text:
+            return position
+    return None
+
+
+def asks_in(body: dict[str, Any]) -> list[str]:
+    """The distinct asks a request holds, and where (Claude Code 2.1.332 shows a Stop hook's
+    reason twice: as "Stop hook feedback" after the tool results and as a system message)."""
+    asks: dict[str, None] = {}
+    for text in anthropic_api.message_texts(body):
+        start = text.find(OPENING)
+        while start != -1:
+            end = text.find(CLOSING, start)
+            asks[text[start : end + len(CLOSING) if end != -1 else len(text)]] = None
+            start = text.find(OPENING, start + 1)
+    return list(asks)
+
+
+def blocks_in(body: dict[str, Any]) -> int:
+    """How many times a Stop hook made Claude go on (one system message each)."""
+    return sum(text.count("Stop hook blocking error") for text in anthropic_api.message_texts(body))
+
+
+def ask_position(body: dict[str, Any]) -> int | None:
+    for position, text in enumerate(anthropic_api.message_texts(body)):
+        if OPENING in text:
+            return position
+    return None
+
+
+def test_a_troubled_session_is_asked_once_after_its_final_answer(
+    project: Project, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    run = run_claude(project, troubled_calls(project.root), home)
+    assert (project.root / "src" / "billing.py").read_text(encoding="utf-8") == FIXED
+    before = [body for body in run.turns if not asks_in(body)]
+    after = [body for body in run.turns if asks_in(body)]
+    # The turn ran to its final answer without an ask; the ask came after that answer.
+    assert before and after and run.turns.index(after[0]) == len(before)
+    last = after[-1]
+    (ask,) = asks_in(last)
+    answer, asked = final_answer_position(last), ask_position(last)
+    assert answer is not None and asked is not None and asked > answer
+    # It names the failing command, its error line, the file changed and the pushed lesson.
+    assert f"`{CHECK}` failed (AssertionError: customer charged twice)" in ask
+    assert "src/billing.py" in ask and "reliora record --json -" in ask
+    assert project.lesson in ask and "reliora feedback" in ask
+    assert "ZEBRAFISH-7" in anthropic_api.request_text(run.turns[0])  # pushed at the prompt
+    # Claude Code stopped after the model answered the ask: one ask, never two.
+    assert len(after) == 1 and blocks_in(last) == 1
+
+    # The next turn of the same session (the trouble still in its transcript) is not asked.
+    again = run_claude(project, [], home, prompt="Thanks, that is all.", resume=run.session)
+    assert again.session == run.session
+    assert again.turns
+    for body in again.turns:
+        assert len(asks_in(body)) == 1 and blocks_in(body) == 1  # the first ask, in the history
+    sessions = project.root / ".git" / "reliora" / "sessions"
+    marks = [p.read_text(encoding="utf-8").splitlines().count("asked") for p in sessions.iterdir()]
+    assert sorted(marks)[-1] == 1
+
+
+def test_a_calm_session_gets_no_ask(project: Project, tmp_path: Path) -> None:
+    (project.root / "src" / "billing.py").write_text(FIXED, encoding="utf-8")
+    git(project.root, "commit", "-q", "-am", "charge once")
+    calls = [("Bash", {"command": CHECK, "description": "Run the check"})]
+    run = run_claude(project, calls, tmp_path / "home")
+    assert "ZEBRAFISH-7" in anthropic_api.request_text(run.turns[0])  # a lesson was pushed
+    final = [body for body in run.turns if final_answer_position(body) is not None]
+    assert final == [] or all(asks_in(body) == [] for body in final)
+    assert all(asks_in(body) == [] for body in run.turns)
+    assert run.turns and len(anthropic_api.tool_result_ids(run.turns[-1])) == 1
