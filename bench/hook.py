@@ -18,7 +18,10 @@ process per run, the JSON of the event on stdin, exactly as Claude Code sends it
   (so the brief is computed every time), and of a file no lesson names;
 * ``PreToolUse`` of a file already briefed in that session (the common case
   after the first read: answered from the session's list);
-* ``SessionStart`` on a branch that changed one file.
+* ``SessionStart`` on a branch that changed one file;
+* ``Stop`` (the end-of-turn ask, SPEC.md §16) of a troubled session whose Claude Code
+  transcript is 10 MB (a new session each run, so the whole transcript is read and the ask
+  composed every time; the target is under 0.3 s), and of a session already asked.
 
 Only the standard library is used.
 """
@@ -29,6 +32,7 @@ import argparse
 import json
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -105,6 +109,65 @@ def read_event(root: Path, file: str, session: str) -> bytes:
         tool_name="Read",
         tool_input={"file_path": str(root / file)},
         tool_use_id="toolu_bench",
+    )
+
+
+#: The transcript the Stop rows read: the trouble at its start, then work up to this size.
+TRANSCRIPT_BYTES = 10 * 1024 * 1024
+
+
+def write_transcript(root: Path, path: Path, size: int = TRANSCRIPT_BYTES) -> None:
+    """A Claude Code transcript (JSONL, its entry shapes as 2.1.332 writes them) of ``size``
+    bytes: a check fails, src/app/module_0.py is edited, the check passes; then file reads with
+    their contents, shell runs and the client's own bookkeeping entries fill the rest."""
+
+    def line(entry: dict[str, Any]) -> str:
+        return json.dumps(entry, separators=(",", ":")) + "\n"
+
+    def call(tool_id: str, name: str, arguments: dict[str, Any]) -> str:
+        block = {"type": "tool_use", "id": tool_id, "name": name, "input": arguments}
+        return line({"type": "assistant", "isSidechain": False, "message": {"content": [block]}})
+
+    def result(tool_id: str, content: str, error: bool = False) -> str:
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
+        block["is_error"] = error
+        return line({"type": "user", "isSidechain": False, "message": {"content": [block]}})
+
+    module = str(root / "src/app/module_0.py")
+    parts = [
+        line({"type": "user", "message": {"role": "user", "content": "The run fails; fix it"}}),
+        call("t0", "Bash", {"command": "python3 -m pytest tests"}),
+        result("t0", "Exit code 1\nE   AssertionError: customer charged twice", error=True),
+        call("t1", "Edit", {"file_path": module, "old_string": "pass", "new_string": "return 1"}),
+        result("t1", "The file has been updated successfully."),
+        call("t2", "Bash", {"command": "python3 -m pytest tests"}),
+        result("t2", "1 passed"),
+    ]
+    written = sum(len(p) for p in parts)
+    source = "def run(value):\n    return value * 2  # a line of a file read\n" * 300
+    n = 3
+    with path.open("w", encoding="utf-8") as out:
+        out.write("".join(parts))
+        while written < size:
+            chunk = call(f"t{n}", "Read", {"file_path": str(root / f"src/app/module_{n % 20}.py")})
+            chunk += result(f"t{n}", source)
+            chunk += call(f"t{n + 1}", "Bash", {"command": f"git log --oneline -n {n}"})
+            chunk += result(f"t{n + 1}", "abc123 a commit\n" * 50)
+            chunk += line({"type": "api-request-blob", "message": {"content": source[:4000]}})
+            chunk += line({"type": "attachment", "attachment": {"type": "date", "date": "x"}})
+            out.write(chunk)
+            written += len(chunk)
+            n += 2
+
+
+def stop_event(root: Path, transcript: Path, session: str) -> bytes:
+    return event(
+        root,
+        "Stop",
+        session,
+        stop_hook_active=False,
+        transcript_path=str(transcript),
+        last_assistant_message="Fixed.",
     )
 
 
@@ -216,6 +279,43 @@ def bench_size(size: int, sources: list[Source], workdir: Path, runs: int) -> li
             runs,
             1,
             lambda i: read_event(root, files[0], "same"),
+        ),
+        before,
+    )
+    transcript = root.parent / f"transcript-{size}.jsonl"
+    write_transcript(root, transcript)
+    asked = subprocess.run(
+        hook, input=stop_event(root, transcript, "stop-check"), cwd=root, env=env,
+        capture_output=True, check=False,
+    )  # fmt: skip
+    if b'"decision": "block"' not in asked.stdout:
+        print(f"  the Stop hook did not ask: {asked.stdout[:200]!r} {asked.stderr[:200]!r}")
+    mb = transcript.stat().st_size / 1024 / 1024
+    before = gave_up()
+    add(
+        measure(
+            f"hook Stop, a troubled {mb:.0f} MB transcript (new session: read and asked)",
+            size,
+            hook,
+            root,
+            env,
+            runs,
+            1,
+            lambda i: stop_event(root, transcript, f"stop{i}"),
+        ),
+        before,
+    )
+    before = gave_up()
+    add(
+        measure(
+            f"hook Stop, {mb:.0f} MB transcript, the session already asked",
+            size,
+            hook,
+            root,
+            env,
+            runs,
+            1,
+            lambda i: stop_event(root, transcript, "stop-check"),
         ),
         before,
     )
