@@ -362,7 +362,8 @@ def test_without_psycopg_every_org_command_says_what_to_install(
         done = cli("org", *args, env=env)
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.strip().splitlines() == [
-            "reliora: error: the org commands need psycopg 3: pip install 'reliora-git[org]'"
+            "reliora: error: the org commands need psycopg 3, the org extra: install reliora "
+            "again from your clone of reliora-git with it (pipx install --force '.[mcp,org]')"
         ], args
 
 

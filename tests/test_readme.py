@@ -8,7 +8,8 @@ What runs, and what stands in for what:
 * the install line (``pipx install …[mcp]``) is replaced by ``pip install
   --no-deps`` of that wheel into a fresh virtual environment that sees this
   environment's site-packages for the dependencies (a real pipx install
-  resolves them from the package index: a minute and the network, per run);
+  resolves them from the package index: a minute and the network, per run); the
+  plain-pip lines run as written in tests/test_install.py;
 * every later block of the section (``reliora init --hooks``, the commits,
   ``reliora agent install``, ``reliora brief``, ``reliora record``) runs verbatim
   in bash, in a new git repository, with that environment's ``bin`` first on PATH.
@@ -35,6 +36,7 @@ PACKAGE_FILES = ("pyproject.toml", "README.md", "reliora_git", ".reliora-templat
 
 
 def section_blocks() -> list[str]:
+    """The ``bash`` blocks of the README's "Use it in your repository", in order."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert text.count(SECTION) == 1 and text.index(SECTION) < text.index("## Develop")
     body = text[text.index(SECTION) + len(SECTION) :]
@@ -57,8 +59,9 @@ def bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPro
 @pytest.fixture(scope="session")
 def wheel_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The ``bin`` folder of a fresh environment holding the wheel the README builds."""
-    install, build = section_blocks()[:2]
+    install = section_blocks()[0]
     assert "pipx install '.[mcp]'" in install
+    [build] = [block for block in section_blocks() if " wheel " in block]
     [build_line] = [line for line in build.splitlines() if " wheel " in line]
     top = tmp_path_factory.mktemp("readme-wheel")
     checkout = top / "reliora-git"
@@ -102,7 +105,9 @@ def wheel_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_use_it_in_your_repository_works_as_written(wheel_bin: Path, tmp_path: Path) -> None:
     blocks = section_blocks()
-    assert len(blocks) == 4, "install, wheel, the project's set-up, brief and record"
+    assert len(blocks) == 5, "pipx, plain pip, wheel, the project's set-up, brief and record"
+    [set_up_block] = [block for block in blocks if "reliora init" in block]
+    [use_block] = [block for block in blocks if "reliora brief" in block]
     project = tmp_path / "my-project"
     project.mkdir()
     git(project, "init", "-q", "-b", "main")
@@ -118,14 +123,14 @@ def test_use_it_in_your_repository_works_as_written(wheel_bin: Path, tmp_path: P
                   project, env)  # fmt: skip
     assert str(ROOT) not in origin.stdout and "site-packages" in origin.stdout, origin.stdout
 
-    set_up = bash(blocks[2], project, env)
+    set_up = bash(set_up_block, project, env)
     assert set_up.returncode == 0, set_up.stdout + set_up.stderr
     tracked = set(git(project, "ls-files").split())
     assert {".reliora/config.toml", ".mcp.json", ".claude/settings.json", "AGENTS.md"} <= tracked
     assert (project / ".git" / "hooks" / "pre-commit").is_file()
     assert git(project, "status", "--porcelain") == "", "everything the README creates is committed"
 
-    use = bash(blocks[3], project, env)
+    use = bash(use_block, project, env)
     assert use.returncode == 0, use.stdout + use.stderr
     assert "saved flaky-pytest-timeouts-on-ci-" in use.stdout
     [record] = (project / ".reliora" / "experiences").glob("flaky-pytest-timeouts-on-ci-*.md")

@@ -133,7 +133,9 @@ def connect(url: str) -> psycopg.Connection[Any]:
         import psycopg
     except ImportError:
         raise RelioraError(
-            "the org commands need psycopg 3: pip install 'reliora-git[org]'",
+            # Not a package index name: reliora-git is installed from a clone or a wheel.
+            "the org commands need psycopg 3, the org extra: install reliora again from "
+            "your clone of reliora-git with it (pipx install --force '.[mcp,org]')",
             code="missing_dependency",
         ) from None
     try:

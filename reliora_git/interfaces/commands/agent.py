@@ -202,7 +202,7 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
             f"reliora on PATH: {on_path}"
             if on_path
             else "reliora is not on PATH: the hooks print nothing until it is "
-            "(pipx install reliora-git)"
+            "(in a clone of reliora-git: pipx install '.[mcp]')"
         )
         if todo:
             printer.line("Still to do by hand (no committed file can):")

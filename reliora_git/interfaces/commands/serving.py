@@ -22,7 +22,11 @@ from reliora_git.records.errors import RelioraError
 if TYPE_CHECKING:
     from reliora_git.interfaces.mcp_wire import Start
 
-INSTALL_HINT = "pip install 'reliora-git[mcp]'"
+#: reliora-git is installed from a clone or a wheel (README), not by a package index name.
+INSTALL_HINT = (
+    "install reliora again from your clone of reliora-git with the mcp extra "
+    "(pipx install --force '.[mcp]')"
+)
 #: Top-level modules of the SDK and its own dependencies.
 SDK_MODULES = ("mcp", "mcp_types", "pydantic", "anyio")
 
@@ -80,8 +84,7 @@ def load_server() -> Serve:
         if (error.name or "").split(".")[0] not in SDK_MODULES:
             raise
         raise RelioraError(
-            f"`reliora mcp` needs the MCP Python SDK 2.x, which is not installed; "
-            f"run: {INSTALL_HINT}",
+            f"`reliora mcp` needs the MCP Python SDK 2.x, which is not installed: {INSTALL_HINT}",
             code="missing_dependency",
         ) from None
     return serve
