@@ -292,3 +292,23 @@ def test_a_hook_that_gives_up_leaves_the_file_for_the_next_read(lessons: Store, 
     read = event(repo, "PreToolUse", tool_name="Read", tool_input={"file_path": str(repo / RETRY)})
     assert run_hook(repo, read, deadline="0.000001") == ""
     assert "## Billing retries need jittered" in run_hook(repo, read)
+
+
+def test_session_start_says_once_per_clone_that_the_git_hook_is_missing(
+    lessons: Store, cli: Cli, repo: Path, write_record: RecordMaker
+) -> None:
+    start = event(repo, "SessionStart", "a", source="startup")
+    assert context(cli("hook", input=start.replace('"a"', '"z"'))) == ""  # no guards: no notice
+    write_record(
+        "no-float-money",
+        "Money is never a float",
+        "## Problems\n- totals drifted\n\n## Solution\nUse Decimal.\n",
+        guards=[{"pattern": "float\\(", "severity": "block"}],
+    )
+    first = context(cli("hook", input=start))
+    assert first.startswith("Reliora: this clone has no Reliora git hook")
+    assert "reliora hooks install" in first
+    assert context(cli("hook", input=start.replace('"a"', '"b"'))) == ""  # once per clone
+    assert cli("hooks", "install").returncode == 0
+    (repo / ".git" / "reliora" / "hook-notice-given").unlink()
+    assert context(cli("hook", input=start.replace('"a"', '"c"'))) == ""  # installed: silent

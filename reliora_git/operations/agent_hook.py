@@ -25,11 +25,17 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reliora_git.operations.clients.base import HookEvent, HookInputError
 
-__all__ = ["GitPlaces", "HookEvent", "HookInputError", "answer", "parse_event"]
+if TYPE_CHECKING:
+    from reliora_git.operations.push import Candidate
+    from reliora_git.storage.store import Store
+
 from reliora_git.records.errors import RelioraError
+
+__all__ = ["GitPlaces", "HookEvent", "HookInputError", "answer", "parse_event"]
 
 #: Lessons at session start: a short brief (the branch's files may be many).
 SESSION_START_LIMIT = 3
@@ -130,7 +136,6 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
         return ""
     # Imported here: a file already briefed in this session needs none of it.
     from reliora_git.operations import push, session
-    from reliora_git.storage.config import load_config
     from reliora_git.storage.store import find_store
 
     store = find_store(cwd=event.cwd)
@@ -141,7 +146,48 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
     else:
         if places.state is not None:
             session.prune(places.state)
-        _, found = push.candidates(store, changes=True, limit=SESSION_START_LIMIT)
+        from reliora_git.storage.index import open_index
+
+        index = open_index(store)
+        _, found = push.candidates(store, changes=True, limit=SESSION_START_LIMIT, index=index)
+        guarded = any(doc is not None and doc.guards for doc in index.inverted.docs)
+        notice = clone_notice(places) if guarded else ""
+        if notice:
+            rest = _compose_and_record(event, places, store, found, relative)
+            return notice + ("\n\n" + rest if rest else "")
+    return _compose_and_record(event, places, store, found, relative)
+
+
+#: Under the git directory: the session-start notice about the git hook was given in this clone.
+NOTICE_MARK = "hook-notice-given"
+
+
+def clone_notice(places: GitPlaces) -> str:
+    """Once per clone, at a session start in a store with guards: this clone has no git hook,
+    so the guards do not run here."""
+    if places.state is None or places.top is None or (places.state / NOTICE_MARK).exists():
+        return ""
+    from reliora_git.operations.agents import git_hook_step
+
+    step = git_hook_step(places.top)
+    if step is None:
+        return ""
+    with contextlib.suppress(OSError):
+        places.state.mkdir(parents=True, exist_ok=True)
+        (places.state / NOTICE_MARK).touch()
+    return (
+        "Reliora: this clone has no Reliora git hook, so lessons' guards do not check commits "
+        "here (CI review still does). Tell the person: `reliora hooks install`."
+    )
+
+
+def _compose_and_record(
+    event: HookEvent, places: GitPlaces, store: Store, found: list[Candidate], relative: list[str]
+) -> str:
+    """The push of ``found`` for ``event``, composed and recorded in the session's memory."""
+    from reliora_git.operations import push, session
+    from reliora_git.storage.config import load_config
+
     if not found:
         return ""
     budget = load_config(store).push_session_budget

@@ -225,13 +225,13 @@ def todo(root: Path) -> list[tuple[str, str]]:
     """(client, step) for what a person must still do by hand: each wired client's own steps,
     then the git hook of this clone ("" as the client: it is not a client's)."""
     steps = [(name, step) for name in installed_clients(root) for step in load(name).todo(root)]
-    hook = _git_hook_step(root)
+    hook = git_hook_step(root)
     if hook:
         steps.append(("git", hook))
     return steps
 
 
-def _git_hook_step(root: Path) -> str | None:
+def git_hook_step(root: Path) -> str | None:
     from reliora_git.gitrepo import git, hooks
 
     if git.toplevel(root) is None:
@@ -240,8 +240,8 @@ def _git_hook_step(root: Path) -> str | None:
         state = hooks.state(root)
     except RelioraError:
         return None
-    if state.installed or state.managed_by is not None:
-        return None
+    if state.installed or state.foreign or state.managed_by is not None:
+        return None  # ours, or another hook manager's (pre-commit may run ours): no advice
     return (
         "this clone has no Reliora git hook, so guards do not check commits here: "
         "reliora hooks install"
