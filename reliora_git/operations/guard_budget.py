@@ -56,6 +56,8 @@ class BudgetNote:
     number: int | None
     pattern: str | None
     slowest_seconds: float
+    #: Seconds of the passes of all guards at once (an RE2 set over a chunk).
+    together: float
     #: Files that not every guard searched.
     files_cut: int
     files: int
@@ -73,11 +75,12 @@ class BudgetNote:
         else:
             who = "all of it went to searching the guards at once"
         files = f"{self.files} file{'s' * (self.files != 1)}"
+        at_once = f", {self.together:.2f} s of it all at once" if self.together >= 0.005 else ""
         return (
             f"guards stopped: their {self.seconds:g} s for a {what} ran out ({self.used:.2f} s "
-            f"used by {self.guards} guard{'s' * (self.guards != 1)}); {who}; {self.files_cut} "
-            f"of {files} not searched by every guard ({BUDGET_VARIABLE} sets the budget in "
-            "seconds)"
+            f"used by {self.guards} guard{'s' * (self.guards != 1)}{at_once}); {who}; "
+            f"{self.files_cut} of {files} not searched by every guard ({BUDGET_VARIABLE} sets "
+            "the budget in seconds)"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -85,6 +88,7 @@ class BudgetNote:
             "seconds": self.seconds,
             "used": round(self.used, 3),
             "guards": self.guards,
+            "together": round(self.together, 3),
             "slowest": None
             if self.record_id is None
             else {
@@ -112,6 +116,7 @@ def note_of(meter: Meter, guards: Sequence[GuardOf], files: int) -> BudgetNote |
         named.guard.number if named else None,
         pattern if named else None,
         seconds,
+        meter.together,
         meter.cut,
         files,
     )

@@ -36,6 +36,9 @@ from reliora_git.records.guards import RE2_MAX_MEM, compiled
 #: Texts are searched in chunks of whole lines up to this size: what one set pass can cost
 #: before the meter is read again is what it costs on a chunk.
 CHUNK_BYTES = 2 * 1024
+#: The first chunk of a text is smaller: a set that thrashes (some hundred microseconds a
+#: byte with a hundred hostile patterns) is found out there, for little.
+FIRST_CHUNK_BYTES = 256
 #: A set's pass over one chunk takes some microseconds; one that takes this long means its
 #: automaton is thrashing: the patterns then search alone (and are charged their own time).
 SLOW_SET_PASS = 0.005
@@ -58,17 +61,23 @@ class Meter:
     cut: int = 0
     #: False once a set's pass was slow: from then on each pattern searches alone.
     sets: bool = True
-    #: Searches and set passes run so far.
+    #: Searches and set passes run so far, and the seconds they took in all.
     passes: int = 0
-
-    @property
-    def used(self) -> float:
-        return self.together + sum(self.spent.values())
+    used: float = 0.0
 
     @property
     def over(self) -> bool:
         """The time is spent (a budget of 0 allows one pass: its clock may read 0 s)."""
         return self.seconds is not None and self.passes > 0 and self.used >= self.seconds
+
+    def charge(self, pattern: str | None, seconds: float) -> None:
+        """Count one pass: a pattern's own search, or (None) a set's pass."""
+        if pattern is None:
+            self.together += seconds
+        else:
+            self.spent[pattern] = self.spent.get(pattern, 0.0) + seconds
+        self.used += seconds
+        self.passes += 1
 
 
 def lines_matching(
@@ -97,8 +106,7 @@ def lines_matching(
                 break
             began = meter.clock()
             starts = list(_line_starts(_regex(patterns[i]), chunk))
-            meter.spent[patterns[i]] = meter.spent.get(patterns[i], 0.0) + meter.clock() - began
-            meter.passes += 1
+            meter.charge(patterns[i], meter.clock() - began)
             for start in starts:
                 by_start.setdefault(offset + start, []).append(i)
         yield from sorted(by_start.items())
@@ -124,8 +132,7 @@ def _candidates(
     began = meter.clock()
     hits = group.Match(chunk)
     took = meter.clock() - began
-    meter.together += took
-    meter.passes += 1
+    meter.charge(None, took)
     if took > SLOW_SET_PASS:
         meter.sets = False
     if not hits or 0 not in hits:
@@ -137,25 +144,26 @@ def _candidates(
 
 
 def _chunks(text: bytes) -> Iterator[tuple[int, bytes]]:
-    """(offset, chunk) of ``text``: whole lines, at most :data:`CHUNK_BYTES` unless one
-    line is longer (then that line alone).
+    """(offset, chunk) of ``text``: whole lines, at most :data:`FIRST_CHUNK_BYTES` for the
+    first and :data:`CHUNK_BYTES` for the others, unless one line is longer (then that
+    line alone).
 
     Each chunk is lines joined by ``\\n`` again (the newline that ends it is left out),
     so ``^``, ``$`` and ``\\b`` mean at its edges what they mean in the text.
     """
-    start = 0
+    start, size = 0, FIRST_CHUNK_BYTES
     while True:
-        if len(text) - start <= CHUNK_BYTES:
+        if len(text) - start <= size:
             yield start, text[start:]
             return
-        cut = text.rfind(b"\n", start, start + CHUNK_BYTES + 1)
+        cut = text.rfind(b"\n", start, start + size + 1)
         if cut < 0:  # the line at ``start`` is longer than a chunk
-            cut = text.find(b"\n", start + CHUNK_BYTES)
+            cut = text.find(b"\n", start + size)
             if cut < 0:
                 yield start, text[start:]
                 return
         yield start, text[start:cut]
-        start = cut + 1
+        start, size = cut + 1, CHUNK_BYTES
 
 
 def _line_starts(regex: Any, text: bytes) -> Iterator[int]:
