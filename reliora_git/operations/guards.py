@@ -19,7 +19,7 @@ from reliora_git.gitrepo import git
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.guard_match import Meter, lines_matching
 from reliora_git.records.guards import ActiveGuard, path_applies
-from reliora_git.records.text import escape_invisible
+from reliora_git.records.text import escape_invisible, neutralize
 from reliora_git.storage.store import STORE_DIR, Store
 
 if TYPE_CHECKING:
@@ -84,9 +84,12 @@ class GuardFinding:
     def summary(self) -> str:
         """``src/dates.py:14: repeats lesson ID: message (reliora show ID)``."""
         stale = " (stale: its code changed since it was recorded)" if self.stale else ""
+        # Commit output reaches agents that commit: the message (from a record, so from a pull
+        # request) has its tags and turn markers neutralised, its invisible characters shown.
+        message = neutralize(escape_invisible(" ".join(self.message.split())))
         return (
             f"{escape_invisible(self.path)}:{self.line}: repeats lesson {self.record_id}{stale}: "
-            f"{self.message} (reliora show {self.record_id})"
+            f"{message} (reliora show {self.record_id})"
         )
 
 
