@@ -13,6 +13,9 @@ from reliora_git.interfaces.commands.searching import run_search
 from reliora_git.interfaces.output import Printer, print_json
 from reliora_git.records.model import OUTCOMES
 
+#: `init` points to `reliora history` in a repository with at least this many commits.
+HISTORY_HINT_COMMITS = 10
+
 
 def init(
     hooks: Annotated[
@@ -39,6 +42,7 @@ def init(
       reliora init --hooks
     """
     from reliora_git.gitrepo import git
+    from reliora_git.gitrepo.commits import commit_count
     from reliora_git.gitrepo.hooks import install as install_hook
     from reliora_git.operations.agents import next_steps
     from reliora_git.storage.template import init_store
@@ -49,6 +53,13 @@ def init(
         store, created = init_store(root, updated)
         hook = install_hook(root) if hooks else None
         steps = next_steps(store.root, after="init")
+        commits = commit_count(store.root)
+        if commits >= HISTORY_HINT_COMMITS:  # a cold start: the history holds lessons already
+            steps.append(
+                f"Start from this repository's past ({commits} commits): `reliora history` "
+                "lists the commits that look like lessons; `reliora record --from-commit SHA` "
+                "drafts one"
+            )
         if json_output:
             document: dict[str, object] = {
                 "store": str(store.path),

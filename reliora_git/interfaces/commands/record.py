@@ -8,9 +8,10 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from reliora_git.interfaces.commands.common import AllFlag, RepoOption, reporting
 from reliora_git.interfaces.commands.guard import (
@@ -31,6 +32,29 @@ from reliora_git.storage.store import (
     find_store,
     store_folder,
 )
+
+#: What `--json` holds when given without its '-' (it then prints a --from-commit draft).
+DRAFT_FLAG = "(print)"
+
+
+class RecordCommand(TyperCommand):
+    """``record``: ``--json`` takes '-' (JSON on stdin), or nothing with ``--from-commit``.
+
+    Typer gives an option an optional value in no other way: a ``--json`` followed by no
+    value (the end, another option) is given :data:`DRAFT_FLAG` before click parses it.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        given: list[str] = []
+        for position, arg in enumerate(args):
+            if arg == "--":
+                given += args[position:]
+                break
+            given.append(arg)
+            after = args[position + 1] if position + 1 < len(args) else None
+            if arg == "--json" and (after is None or (after.startswith("-") and after != "-")):
+                given.append(DRAFT_FLAG)
+        return list(super().parse_args(ctx, given))
 
 
 def record(
@@ -57,7 +81,19 @@ def record(
     json_input: Annotated[
         str | None,
         typer.Option(
-            "--json", metavar="-", help="Read one JSON object from stdin ('-'); print JSON."
+            "--json",
+            metavar="-",
+            help="Read one JSON object from stdin ('-'); print JSON. With --from-commit (no "
+            "'-'): print the draft.",
+        ),
+    ] = None,
+    from_commit: Annotated[
+        str | None,
+        typer.Option(
+            "--from-commit",
+            metavar="REV",
+            help="Draft from a commit (title, problems, paths, provenance); the editor opens, "
+            "or --json prints it.",
         ),
     ] = None,
     edit: Annotated[bool, typer.Option("--edit", help="Write the record in $EDITOR.")] = False,
@@ -110,15 +146,22 @@ def record(
       echo '{"title": "…", "task": "…", "solution": "…"}' | reliora record --json -
       reliora record --title "Use date-fns, not moment" --solution "…" --task "…" \\
         --guard "from 'moment'" --guard-path "src/**/*.ts" --block
+      reliora record --from-commit a1b2c3d --json   # a draft to complete, then --json -
     """
     # Imported here: the CLI imports every command's module, and the other commands
     # need neither PyYAML (parse) nor the writers.
     from reliora_git.operations import api
 
+    if json_input == DRAFT_FLAG and from_commit is None:
+        raise typer.BadParameter(
+            "takes '-' (read the JSON object from stdin); alone it goes with --from-commit",
+            param_hint="'--json'",
+        )
     as_json = json_input is not None
     with reporting(as_json):
         store = find_store(repo)
-        sources = sum([as_json, from_file is not None, edit])
+        sources = sum([as_json and from_commit is None, from_file is not None, edit])
+        sources += from_commit is not None and from_file is not None
         flags = Record(
             title=title or "",
             task=task or "",
@@ -137,10 +180,17 @@ def record(
         )
         if sources > 1:
             raise RelioraError(
-                "use only one of --json, --from-file and --edit", code="invalid_option"
+                "use only one of --json -, --from-file, --edit and --from-commit",
+                code="invalid_option",
             )
         draft = None
-        if json_input is not None:
+        if from_commit is not None:
+            drafted = _with_flags(_commit_draft(store, from_commit), flags)
+            if as_json:  # for an agent to complete, then `record --json -`
+                print_json(_draft_json(drafted))
+                return
+            new, draft = _from_editor(store, drafted)
+        elif json_input is not None:
             new = _from_json(json_input)
         elif from_file is not None:
             new = _from_file(from_file)
@@ -154,7 +204,7 @@ def record(
                 )
             new = flags
         # --supersedes and --path add to what a file or JSON names (the flags above set them).
-        if new is not flags:
+        if new is not flags and from_commit is None:
             new.supersedes = [*new.supersedes, *(supersedes or [])]
             new.paths = [*new.paths, *(path or [])]
         new.guards = [*new.guards, *guards_from_flags(guard, guard_path, block)]
@@ -226,8 +276,50 @@ def _from_file(path: Path) -> Record:
     return parse_record(decode_utf8(data, str(path)), str(path)).record
 
 
-def _from_editor(store: Store) -> tuple[Record, Path]:
-    """Open $EDITOR on a draft inside .reliora/; an invalid draft is kept, never lost."""
+def _commit_draft(store: Store, rev: str) -> Record:
+    from reliora_git.gitrepo.git import toplevel
+    from reliora_git.operations.commit_draft import from_commit
+
+    root = toplevel(store.root)
+    if root is None:
+        raise RelioraError("--from-commit needs a git repository", code="no_git")
+    return from_commit(root, rev)
+
+
+def _with_flags(draft: Record, flags: Record) -> Record:
+    """The draft with what the flags say: a text flag replaces, a list flag adds."""
+    for name in ("title", "task", "solution", "why_it_worked", "applicability", "verification"):
+        if getattr(flags, name):
+            setattr(draft, name, getattr(flags, name))
+    for name in ("problems", "failed_attempts", "warnings", "tags", "supersedes", "paths"):
+        added = [item for item in getattr(flags, name) if item not in getattr(draft, name)]
+        setattr(draft, name, [*getattr(draft, name), *added])
+    draft.project_context = flags.project_context or draft.project_context
+    draft.confidence = flags.confidence or draft.confidence
+    return draft
+
+
+#: What a draft printed for an agent holds: every field `record --json -` reads, to fill in.
+_DRAFT_FIELDS = (
+    "title", "task", "problems", "solution", "whyItWorked", "failedAttempts", "warnings",
+    "applicability", "verification", "tags", "paths", "supersedes", "projectContext",
+    "confidence", "created", "author",
+)  # fmt: skip
+
+
+def _draft_json(draft: Record) -> dict[str, object]:
+    from reliora_git.search.jsonio import record_to_json
+
+    data = record_to_json(draft)
+    return {name: data[name] for name in _DRAFT_FIELDS}
+
+
+def _from_editor(store: Store, start: Record | None = None) -> tuple[Record, Path]:
+    """Open $EDITOR on a draft inside .reliora/; an invalid draft is kept, never lost.
+
+    ``start``: what the draft already says (from a commit); the template's placeholders
+    stay in the sections it leaves empty.
+    """
     from reliora_git.operations import api
     from reliora_git.records.parse import parse_record
     from reliora_git.storage.template import record_template
@@ -238,7 +330,7 @@ def _from_editor(store: Store) -> tuple[Record, Path]:
     draft = drafts / f"draft-{os.getpid()}.md"
     draft.unlink(missing_ok=True)
     with open(draft, "x", encoding="utf-8") as handle:
-        handle.write(record_template())
+        handle.write(record_template() if start is None else _filled_template(start))
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     if subprocess.run([*shlex.split(editor), str(draft)], check=False).returncode != 0:
         raise RelioraError(
@@ -254,6 +346,21 @@ def _from_editor(store: Store) -> tuple[Record, Path]:
             f"{exc.message}; your draft is kept at {store.locator(draft)}", code=exc.code
         ) from None
     return new, draft
+
+
+def _filled_template(start: Record) -> str:
+    """The editor's template with ``start``'s fields in place of their placeholders."""
+    from reliora_git.records.parse import parse_record, render_record
+    from reliora_git.storage.template import record_template
+
+    filled = parse_record(record_template(), "template").record
+    for name in ("title", "created", "author", "confidence", "project_context"):
+        if getattr(start, name):
+            setattr(filled, name, getattr(start, name))
+    for name in (*_TEMPLATE_TEXTS, *_TEMPLATE_LISTS, "tags", "paths", "supersedes"):
+        if getattr(start, name):
+            setattr(filled, name, getattr(start, name))
+    return render_record(filled)
 
 
 #: Text fields and list fields of the editor's template that hold placeholder text.
@@ -276,4 +383,4 @@ def _drop_placeholders(new: Record, template: Record) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(record)
+    app.command(cls=RecordCommand)(record)
