@@ -128,3 +128,27 @@ def models(request: LoggedRequest, index: int) -> Reply:
 
 
 ROUTES: dict[str, Handler] = {MODELS_ROUTE: models}
+
+
+def script_routes(calls: list[dict[str, Any]], final_text: str = FINAL_TEXT) -> dict[str, Handler]:
+    """Handlers for a turn of several scripted calls: while a request holds fewer tool results
+    than ``calls``, the model makes the next (a ``functionCall`` part); then it answers
+    ``final_text``."""
+
+    def part_for(body: Any) -> dict[str, Any]:
+        done = sum(1 for part in parts_of(body) if "functionResponse" in part)
+        if offered_tools(body) and done < len(calls):
+            return {"functionCall": calls[done]}
+        return {"text": final_text}
+
+    def handler(request: LoggedRequest, index: int) -> Reply:
+        method = request.path.rpartition(":")[2]
+        if method == "countTokens":
+            return json_reply(200, {"totalTokens": 42})
+        if method == "streamGenerateContent":
+            return sse_reply([(None, _response(part_for(request.body)))])
+        if method == "generateContent":
+            return json_reply(200, _response(part_for(request.body)))
+        return json_reply(404, {"error": {"code": 404, "message": f"no method {method}"}})
+
+    return {MODELS_ROUTE: handler}

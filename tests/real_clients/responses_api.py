@@ -195,3 +195,31 @@ def tool_names(body: Any) -> list[str]:
         if isinstance(nested, list):
             names += [f"{name}.{t.get('name')}" for t in nested if isinstance(t, dict)]
     return names
+
+
+def script_routes(steps: list[Any], final_text: str = FINAL_TEXT) -> dict[str, Handler]:
+    """Handlers for a turn of several scripted calls: while a request's input holds fewer call
+    outputs than ``steps``, the model makes the next call (``step(body) -> Call``, call id
+    ``call_script_N``); then it answers ``final_text``."""
+
+    def respond(request: LoggedRequest, index: int) -> Reply:
+        body = request.body if isinstance(request.body, dict) else {}
+        outputs = [
+            item
+            for item in input_items(body)
+            if item.get("type") in ("function_call_output", "custom_tool_call_output")
+        ]
+        if len(outputs) < len(steps):
+            item = steps[len(outputs)](body).item()
+            item.update(call_id=f"call_script_{len(outputs)}", id=f"fc_script_{len(outputs)}")
+            return sse_reply(_stream(index, item))
+        message = {
+            "type": "message",
+            "id": "msg_script",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": final_text, "annotations": []}],
+        }
+        return sse_reply(_stream(index, message))
+
+    return {RESPONSES: respond}

@@ -196,3 +196,108 @@ def test_a_calm_session_gets_no_ask(project: Project, tmp_path: Path) -> None:
     assert final == [] or all(asks_in(body) == [] for body in final)
     assert all(asks_in(body) == [] for body in run.turns)
     assert run.turns and len(anthropic_api.tool_result_ids(run.turns[-1])) == 1
+
+
+# --- Codex and Gemini CLI: their own end-of-turn hooks, the same ask ----------------------------
+
+PATCH = (
+    "*** Begin Patch\n*** Update File: src/billing.py\n@@\n"
+    "-    return [amount, amount]\n+    return [amount]\n*** End Patch\n"
+)
+
+
+def assert_one_ask_after_the_answer(bodies: list[str], final_text: str, lesson: str) -> None:
+    """The request texts in order: none holds the ask until the one after the final answer,
+    which holds it once and names the command, its error line, the file and the lesson."""
+    asked = [number for number, text in enumerate(bodies) if OPENING in text]
+    assert asked and asked[0] == len(bodies) - len(asked), asked
+    last = bodies[asked[0]]
+    assert last.count(OPENING) == 1 and last.index(final_text) < last.index(OPENING)
+    for part in (CHECK, "AssertionError: customer charged twice", "src/billing.py", lesson):
+        assert part in last[last.index(OPENING) :], part
+
+
+def test_codex_stop_asks_once_after_a_troubled_turn(
+    project: Project, cli: Cli, tmp_path: Path
+) -> None:
+    from tests.real_clients import responses_api
+    from tests.real_clients.test_codex import CODEX_TIMEOUT, codex_env, listed_hooks, user_config
+
+    assert cli("agent", "install", "codex").returncode == 0
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-q", "-m", "codex files")
+    binary = find_binary("codex")
+    home = tmp_path / "home"
+    env = codex_env(home)
+    (home / ".codex").mkdir(parents=True)
+
+    def check(body: Any) -> responses_api.Call:
+        return responses_api.shell_call(body, CHECK)
+
+    def patch(body: Any) -> responses_api.Call:
+        return responses_api.Call("apply_patch", text=PATCH)
+
+    steps = [check, patch, check]
+    final = "Fixed: charged once."
+    with MockModel(responses_api.script_routes(steps, final)) as model:
+        config = home / ".codex" / "config.toml"
+        config.write_text(user_config(model, project.root, "gpt-5.5"), encoding="utf-8")
+        ours = [
+            h for h in listed_hooks(binary, env, project.root) if "reliora hook" in h["command"]
+        ]
+        assert "stop" in {hook["eventName"] for hook in ours}
+        with config.open("a", encoding="utf-8") as out:  # what /hooks saves when trusted
+            for hook in ours:
+                out.write(f"\n[hooks.state.{json.dumps(hook['key'])}]\n")
+                out.write(f"trusted_hash = {json.dumps(hook['currentHash'])}\n")
+        done = subprocess.run(
+            [str(binary), "exec", "--strict-config", "--dangerously-bypass-approvals-and-sandbox",
+             PROMPT],
+            cwd=project.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=CODEX_TIMEOUT,
+        )  # fmt: skip
+        requests = model.requests
+        assert model.errors == []
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (project.root / "src" / "billing.py").read_text(encoding="utf-8") == FIXED
+    texts = [responses_api.request_text(request.body) for request in requests]
+    assert_one_ask_after_the_answer(texts, final, project.lesson)
+
+
+def test_gemini_after_agent_asks_once_after_a_troubled_turn(
+    project: Project, cli: Cli, tmp_path: Path
+) -> None:
+    from tests.real_clients import gemini_api
+    from tests.real_clients.test_gemini import GEMINI_TIMEOUT, MODEL, gemini_env, gemini_home
+
+    assert cli("agent", "install", "gemini").returncode == 0
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-q", "-m", "gemini files")
+    binary = find_binary("gemini")
+    home = gemini_home(tmp_path / "home", project.root)
+    billing = str(project.root / "src" / "billing.py")
+    run = {"name": "run_shell_command", "args": {"command": CHECK, "description": "check"}}
+    fix = {"file_path": billing, "old_string": BUGGY, "new_string": FIXED, "instruction": "fix"}
+    calls = [run, {"name": "replace", "args": fix}, run]
+    final = "Fixed: charged once."
+    with MockModel(gemini_api.script_routes(calls, final)) as model:
+        done = subprocess.run(
+            [str(binary), "-m", MODEL, "-p", PROMPT, "--yolo", "--output-format", "json"],
+            cwd=project.root,
+            env=gemini_env(model, home),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=GEMINI_TIMEOUT,
+        )
+        requests = model.requests
+        assert model.errors == []
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (project.root / "src" / "billing.py").read_text(encoding="utf-8") == FIXED
+    turns = gemini_api.turns(requests)
+    texts = [gemini_api.conversation_text(body) for body in turns]
+    assert_one_ask_after_the_answer(texts, final, project.lesson)
