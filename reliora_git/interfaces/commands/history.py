@@ -31,7 +31,7 @@ def history(
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """List past commits that look like lessons, to start an empty store from.
+    """List past commits that look like lessons worth recording.
 
     Deterministic and offline, read from git history: reverts (with the commit they
     revert), fixes of a file another commit changed within days, and messages that
