@@ -208,3 +208,47 @@ def test_the_release_workflow_publishes_a_version_tag_with_trusted_publishing(
     assert right.returncode == 0, right.stdout + right.stderr
     wrong = bash(check, clone, clean_environment(PATH=python, GITHUB_REF_NAME="v9.9.9"))
     assert wrong.returncode == 1 and "pyproject.toml says version" in wrong.stdout
+
+
+# --- item 2: say what works today ------------------------------------------------------------
+
+#: An install line for a package that no index holds yet.
+UNPUBLISHED = re.compile(r"pipx? install '?reliora-git|reliora-git\[|uv tool install '?reliora-git")
+
+
+def test_no_page_or_message_promises_an_unpublished_package() -> None:
+    files = [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / ".reliora-template").iterdir()),
+        ROOT / ".reliora" / "README.md",
+        *sorted((ROOT / "reliora_git").rglob("*.py")),
+    ]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in files
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if UNPUBLISHED.search(line)
+    ]
+    assert found == []
+    # What `init` writes into every repository links to no web page at all.
+    assert "://" not in (ROOT / ".reliora-template" / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_hints_name_what_works_today(repo: Path) -> None:
+    """The messages that say what to install: the `mcp` and `org` extras, reliora on PATH."""
+    from reliora_git.interfaces.commands.serving import INSTALL_HINT
+
+    assert "pipx install --force '.[mcp]'" in INSTALL_HINT and "clone" in INSTALL_HINT
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # git, but no reliora on it
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("reliora")), "agent", "status"],
+        cwd=repo, capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "in a clone of reliora-git: pipx install '.[mcp]'" in done.stdout
+    steps = subprocess.run(
+        [str(Path(sys.executable).with_name("reliora")), "agent", "install", "codex"],
+        cwd=repo, capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert "Put `reliora` on PATH for the agent (in a clone of reliora-git" in steps.stdout

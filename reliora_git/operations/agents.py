@@ -273,8 +273,9 @@ def next_steps(root: Path, after: str, clients: Sequence[str] = ()) -> list[str]
             )
         if shutil.which("reliora") is None:
             steps.append(
-                "Put `reliora` on PATH for the agent (pipx install reliora-git): "
-                "until then the hooks print nothing"
+                # reliora-git is installed from a clone or a wheel, not by an index name.
+                "Put `reliora` on PATH for the agent (in a clone of reliora-git: pipx install "
+                "'.[mcp]'): until then the hooks print nothing"
             )
         steps.append("Restart the agents, so that they read their new files")
         steps += [f"{name}: {step}" for name in clients for step in load(name).todo(root)]
