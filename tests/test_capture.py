@@ -364,3 +364,14 @@ def test_codex_and_gemini_get_their_own_go_on_output(
     assert (
         gemini is not None and gemini["decision"] == "deny" and "src/billing.py" in gemini["reason"]
     )
+
+
+def test_a_huge_command_is_read_by_its_start() -> None:
+    heredoc = "cd src && python3 gen.py <<'EOF'\n" + "a | b && c; 'quote\n" * 200_000 + "EOF"
+    failed = Step("run", heredoc, failed=True, output="x\n" * 100_000 + "ValueError: bad")
+    passed = Step("run", "python3 gen.py --again")
+    (trouble,) = find([failed, EDIT, passed]).troubles
+    assert trouble.fixed and trouble.error == "ValueError: bad"
+    text = ask_text(find([failed, EDIT, passed]), [], relative)
+    assert "`cd src && python3 gen.py ‹‹'EOF' a | b && c; 'quote" in text
+    assert max(len(line) for line in text.splitlines()) < 800

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -60,7 +59,12 @@ _SETUP = frozenset(
     {"cd", "export", "source", ".", "set", "pushd", "popd", "unset", "echo", "printf", "true"}
 )
 _WRAPPERS = frozenset({"sudo", "time", "env", "nice", "nohup", "command", "exec"})
-_SEGMENTS = re.compile(r"&&|\|\||;|\|")
+_SEGMENTS = re.compile(r"&&|\|\||;|\||\n")
+_WORD = re.compile(r"""(?:'[^']*'|"(?:\\.|[^"\\])*"|[^\s'"])+""")
+#: What of a command is read to tell what it runs (a heredoc's body is not needed).
+COMMAND_READ = 1000
+#: Setup segments (`cd x &&`, `export A=1;`) looked past before the command that runs.
+SETUP_SEGMENTS = 8
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 #: Lines of the clients' own wrappers around an output, never its error line.
 _NOISE = re.compile(
@@ -106,15 +110,14 @@ class Findings:
 
 
 def _words(segment: str) -> list[str]:
-    try:
-        return shlex.split(segment)
-    except ValueError:
-        return segment.split()
+    """The shell words of ``segment``, quotes removed (a regular expression, not ``shlex``:
+    linear, and a long heredoc costs no more than its first :data:`COMMAND_READ` characters)."""
+    return [word.replace("'", "").replace('"', "") for word in _WORD.findall(segment)]
 
 
 def program(command: str) -> list[str]:
     """The words of the command that runs: past setup segments, assignments and wrappers."""
-    for segment in _SEGMENTS.split(command):
+    for segment in _SEGMENTS.split(command, maxsplit=SETUP_SEGMENTS):
         words = _words(segment)
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS):
             words = words[1:]
@@ -135,10 +138,6 @@ def is_probe(command: str) -> bool:
     return name in PROBES
 
 
-def _key(command: str) -> str:
-    return " ".join(command.split())
-
-
 def _family(command: str) -> str:
     """The program and its first argument: `pytest tests/x.py -x` and `pytest tests/x.py` meet."""
     words = program(command)
@@ -148,6 +147,8 @@ def _family(command: str) -> str:
 
 def _reliora(command: str) -> tuple[str, list[str]] | None:
     """``("record"|"update"|"feedback", ids)`` for a reliora command among the segments."""
+    if "reliora" not in command:
+        return None
     for segment in _SEGMENTS.split(command):
         words = _words(segment)
         while words and _ASSIGNMENT.match(words[0]):
@@ -179,18 +180,20 @@ def error_line(output: str) -> str:
 class _Failure:
     command: str
     error: str
-    files: list[str] = field(default_factory=list)
+    files: dict[str, None] = field(default_factory=dict)  # changed since, in order
 
 
 def find(steps: Sequence[Step]) -> Findings:
     """The trouble, records and feedback of a session's steps (pure, one pass)."""
     found = Findings()
     failing: dict[str, _Failure] = {}  # by the command's family, oldest first
+    edited: set[str] = set()
     prompts = 0
     interrupted = False
     for step in steps:
         if step.kind == "run":
-            reliora = _reliora(step.text)
+            command = step.text[:COMMAND_READ]
+            reliora = _reliora(command)
             if reliora is not None:
                 if not step.failed:
                     if reliora[0] == "record":
@@ -198,9 +201,9 @@ def find(steps: Sequence[Step]) -> Findings:
                     else:
                         found.feedback.update(reliora[1])
                 continue
-            family = _family(step.text)
-            if step.failed and not is_probe(step.text):
-                failing.setdefault(family, _Failure(step.text, error_line(step.output)))
+            family = _family(command)
+            if step.failed and family not in failing and not is_probe(command):
+                failing[family] = _Failure(step.text, error_line(step.output))
             elif not step.failed and family in failing:
                 failure = failing.pop(family)
                 found.troubles.append(
@@ -208,11 +211,11 @@ def find(steps: Sequence[Step]) -> Findings:
                 )
         elif step.kind == "edit":
             for file in step.files:
-                if file not in found.edited:
+                if file not in edited:
+                    edited.add(file)
                     found.edited.append(file)
                 for failure in failing.values():
-                    if file not in failure.files:
-                        failure.files.append(file)
+                    failure.files[file] = None
         elif step.kind == "prompt":
             text = step.text.strip()
             if text.startswith(OPENING):
