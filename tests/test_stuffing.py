@@ -64,7 +64,7 @@ FILLER = [
     "ruby gems",
 ]
 TASKS = {
-    "postgres-vacuum": "the orders table keeps growing, postgres queries crawl, autovacuum is stuck",
+    "postgres-vacuum": "the orders table keeps growing, postgres queries crawl, autovacuum stuck",
     "kafka-rebalance": "our kafka consumer group keeps rebalancing forever whenever we deploy",
     "docker-dns": "inside docker containers hostname lookups for internal services time out",
     "terraform-lock": "terraform apply hangs forever waiting on the state lock",
