@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reliora_git.operations.api import freshness_of
+from reliora_git.operations.history import freshness
 from reliora_git.storage.index import StoreIndex, open_index
 from reliora_git.storage.store import Store
 
 if TYPE_CHECKING:
-    from reliora_git.operations.history import Freshness
+    from reliora_git.operations.history import Freshness, Judged
 
 
 @dataclass
@@ -98,16 +99,89 @@ def about(
     return About(wanted, [(d, found[d["id"]]) for d in matches])
 
 
+@dataclass
+class StaleList:
+    """What ``reliora stale`` found."""
+
+    #: How many records were measured (they name code paths or have ``outdated`` feedback).
+    checked: int
+    #: The stale ones: record JSON (status as the store makes it) and freshness.
+    stale: list[tuple[dict[str, Any], Freshness]]
+    #: Where it was judged: None at HEAD, else at the merge base with ``at.ref``.
+    at: Judged | None = None
+    #: The commits of HEAD that the base does not have (their code changes not counted).
+    left_out: int = 0
+
+    def where(self) -> str | None:
+        """The line saying where it was judged, when not at HEAD."""
+        if self.at is None or self.at.base is None:
+            return None
+        count = f"{self.left_out} commit{'s' * (self.left_out != 1)}"
+        return (
+            f"judged at the merge base with {self.at.ref} ({self.at.base[:10]}): {count} "
+            "on this branch not counted against a lesson's code, being its own change "
+            "(--base HEAD counts them)"
+        )
+
+
+def stale_base(store: Store, given: str | None) -> Judged | None:
+    """Where ``stale`` judges: the merge base of HEAD with ``given`` (default: with the
+    default branch, unless HEAD is on it), or None for HEAD itself.
+
+    On a branch, what it changed is the change under review (SPEC.md §12): one commit
+    to a file must not make every lesson about it stale before anyone reviewed it.
+    """
+    from reliora_git.gitrepo import git
+    from reliora_git.operations.history import Judged
+    from reliora_git.records.errors import RelioraError
+
+    if git.toplevel(store.root) is None:
+        if given is not None:
+            raise RelioraError("--base needs a git repository", code="not_git")
+        return None
+    head = git.verify_ref(store.root, "HEAD")
+    ref = given if given is not None else _default_branch_elsewhere(store)
+    if ref is None or head is None:
+        return None  # no default branch, HEAD on it, or no commit yet: judged at HEAD
+    commit = git.verify_ref(store.root, ref)
+    if commit is None:
+        raise RelioraError(
+            f"{ref!r} does not name a commit here (`git branch -a` lists the branches)",
+            code="unknown_ref",
+        )
+    fork = git.merge_base(store.root, commit, head)
+    if fork is None or fork == head:
+        return None  # nothing on HEAD that the base lacks
+    shown = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+    return Judged(head, fork, shown)
+
+
+def _default_branch_elsewhere(store: Store) -> str | None:
+    """The default branch, when HEAD is on another branch or detached (CI checks out a
+    pull request's commit); None when HEAD is on the default branch or there is none."""
+    from reliora_git.gitrepo import git
+
+    default = git.default_branch(store.root)
+    if default is None:
+        return None
+    out = git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], store.root, check=False)
+    current = out.decode("utf-8", "surrogateescape").strip()
+    name = default.removeprefix("refs/heads/").removeprefix("refs/remotes/origin/")
+    # On main, unpushed commits are main's history, not a branch's change.
+    return None if current == name else default
+
+
 def stale_records(
-    store: Store, *, include_retired: bool = False
-) -> tuple[int, list[tuple[dict[str, Any], Freshness]]]:
-    """How many records are measured, and the stale ones (record JSON, freshness).
+    store: Store, *, include_retired: bool = False, base: str | None = None
+) -> StaleList:
+    """The records measured and the stale ones, judged where :func:`stale_base` says.
 
     Measured: those that name code paths or have ``outdated`` feedback (SPEC.md §12);
     retired and superseded ones only with ``include_retired``.
     """
-    from reliora_git.operations.history import freshness_events
+    from reliora_git.operations.history import Subject, change_commits, freshness_events
 
+    at = stale_base(store, base)
     index = open_index(store)
     docs = index.inverted.docs
     slots = [
@@ -123,11 +197,16 @@ def stale_records(
         if docs[slot].paths  # type: ignore[union-attr]
         or any(o == "outdated" for _, o in events.get(docs[slot].id, ()))  # type: ignore[union-attr]
     ]
-    ids_measured = [docs[slot].id for slot in with_paths]  # type: ignore[union-attr]
-    found = freshness_of(store, index, ids_measured)
+    subjects = []
+    for slot in with_paths:
+        doc = docs[slot]
+        assert doc is not None
+        subjects.append(Subject(doc.id, doc.locator, tuple(doc.paths), events.get(doc.id, ())))
+    found = freshness(store, subjects, at)
     stale = [
-        (lifecycle_of(index, slot), found[record_id])
-        for slot, record_id in zip(with_paths, ids_measured, strict=True)
-        if found[record_id].state == "stale"
+        (lifecycle_of(index, slot), found[subject.id])
+        for slot, subject in zip(with_paths, subjects, strict=True)
+        if found[subject.id].state == "stale"
     ]
-    return len(with_paths), stale
+    left_out = 0 if at is None or at.base is None else len(change_commits(store, at.base, at.tip))
+    return StaleList(len(with_paths), stale, at, left_out)

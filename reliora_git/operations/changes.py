@@ -23,6 +23,7 @@ from reliora_git.operations.guards import (
     guards_of_index,
     mark_stale,
 )
+from reliora_git.operations.history import Judged
 from reliora_git.operations.review_guards import GuardChange, changed_guards
 from reliora_git.operations.staged import add_secret_problems
 from reliora_git.records.errors import RecordError, RelioraError
@@ -200,7 +201,9 @@ def build_review(
         # One budget for the whole review: what head adds, then the guards it brings.
         meter = budget_meter(REVIEW_SECONDS)
         found = commit_report(store, guards, base_side.commit, head_side.commit, meter)
-        mark_stale(store, found.findings, guards)
+        # Judged at the merge base: what the branch does to the code is what is reviewed.
+        judged = Judged(head_side.commit, base_side.commit, base_side.ref)
+        mark_stale(store, found.findings, guards, judged)
         brought, over_head = changed_guards(
             store, guards, _changed_records(trees), head_side.commit, meter
         )

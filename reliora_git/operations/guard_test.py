@@ -21,6 +21,7 @@ from reliora_git.operations.guards import (
     top_of,
     working_tree_report,
 )
+from reliora_git.operations.history import Judged
 from reliora_git.records.errors import RelioraError
 
 
@@ -78,8 +79,11 @@ def run_guard_test(repo: Any, ids: Sequence[str], rev: str | None) -> GuardTest:
             raise RelioraError(f"{rev!r} names no commit", code="usage")
         parent = git.verify_ref(store.root, f"{commit}^")
         report = commit_report(store, guards, parent, commit)
+        # As the commit was judged: its own lines never make its lessons stale.
+        at: Judged | None = Judged(commit, parent)
     else:
         report = working_tree_report(store, guards)
-    mark_stale(store, report.findings, guards)
+        at = None
+    mark_stale(store, report.findings, guards, at)
     mask_secrets(report.findings)
     return GuardTest(report, commit, len({g.record_id for g in guards}))

@@ -25,6 +25,7 @@ from reliora_git.storage.store import STORE_DIR, Store
 if TYPE_CHECKING:
     from reliora_git.gitrepo.diff import AddedLines, ChangeLines
     from reliora_git.operations.guard_budget import BudgetNote
+    from reliora_git.operations.history import Judged
     from reliora_git.records.model import Guard, Record
     from reliora_git.storage.guardlist import GuardRow
     from reliora_git.storage.index import StoreIndex
@@ -288,8 +289,17 @@ def mask_secrets(findings: Sequence[GuardFinding]) -> None:
             finding.text = redact(finding.text)
 
 
-def mark_stale(store: Store, findings: Sequence[GuardFinding], guards: Sequence[GuardOf]) -> None:
-    """Mark the findings of stale records (SPEC.md §12), measured for those records only."""
+def mark_stale(
+    store: Store,
+    findings: Sequence[GuardFinding],
+    guards: Sequence[GuardOf],
+    at: Judged | None = None,
+) -> None:
+    """Mark the findings of stale records (SPEC.md §12), measured for those records only.
+
+    At HEAD (the hook: the staged change is not in it), or as ``at`` says (``review``:
+    at the merge base): a finding is never called stale because of the change it is in.
+    """
     fired = {f.record_id for f in findings}
     if not fired:
         return
@@ -302,7 +312,7 @@ def mark_stale(store: Store, findings: Sequence[GuardFinding], guards: Sequence[
     }
     if not subjects:
         return
-    states = freshness(store, list(subjects.values()))
+    states = freshness(store, list(subjects.values()), at)
     for finding in findings:
         fresh = states.get(finding.record_id)
         finding.stale = fresh is not None and fresh.state == "stale"

@@ -11,6 +11,11 @@ folders and their paths (and one ``git ls-tree`` for what exists at HEAD),
 never changing a score. Paths are data from files anyone can
 commit: they reach git only as literal, top-relative pathspecs after ``--``,
 and one that is absolute or climbs out with ``..`` is reported missing.
+
+``review`` and ``stale`` on a branch judge at the merge base (:class:`Judged`):
+the commits a branch adds to its code are the change under review, not news
+that the lesson went out of date — a guard finding is never called stale
+because of the very lines it caught.
 """
 
 from __future__ import annotations
@@ -95,6 +100,30 @@ UNKNOWN = Freshness("unknown")
 
 
 @dataclass(frozen=True)
+class Judged:
+    """Where freshness is judged, when not at HEAD: the history of ``tip``, in which the
+    commits that ``base`` does not have (``git rev-list base..tip``) change no code.
+
+    Those commits are the change under review (a branch, a pull request, one commit):
+    a lesson is not stale because of them. They still count for the record's own file
+    and feedback (a branch that updates a lesson refreshes it), and a path counts as
+    existing when it is at ``base`` or at ``tip`` (a branch that deletes a file does
+    not make its lessons stale either; a lesson it adds about a file it adds is fine).
+    """
+
+    #: The commit whose history is read.
+    tip: str
+    #: The commit the change starts from (None: the whole history of ``tip`` counts).
+    base: str | None = None
+    #: How people know ``base`` ("main"; the merge base of HEAD with it).
+    ref: str = ""
+
+    def key(self) -> str:
+        """What the freshness cache keys its results by."""
+        return self.tip if self.base is None else f"{self.base}..{self.tip}"
+
+
+@dataclass(frozen=True)
 class Subject:
     """A record to measure: its id, its file (store locator) and its code paths."""
 
@@ -144,8 +173,11 @@ def _matches(changed: str, path: str) -> bool:
 MAX_PATHSPECS = 4
 
 
-def freshness(store: Store, subjects: Sequence[Subject]) -> dict[str, Freshness]:
-    """The freshness of each subject, by id (``unknown`` outside git or without paths).
+def freshness(
+    store: Store, subjects: Sequence[Subject], at: Judged | None = None
+) -> dict[str, Freshness]:
+    """The freshness of each subject, by id (``unknown`` outside git or without paths),
+    at HEAD or as ``at`` says.
 
     Results are kept in the cache by HEAD commit (SPEC.md §9: keyed so that they can
     never be wrong): the history up to HEAD does not change, so a search pays one
@@ -159,6 +191,8 @@ def freshness(store: Store, subjects: Sequence[Subject]) -> dict[str, Freshness]
     if where is None:
         return found
     prefix, head = where
+    if at is not None:
+        head = at.key()
     cache = _FreshnessCache(store, head)
     todo = []
     for subject in measured:
@@ -168,7 +202,7 @@ def freshness(store: Store, subjects: Sequence[Subject]) -> dict[str, Freshness]
         else:
             found[subject.id] = known
     if todo:
-        for subject, result in zip(todo, _measure(store, prefix, todo), strict=True):
+        for subject, result in zip(todo, _measure(store, prefix, todo, at), strict=True):
             found[subject.id] = result
             cache.put(prefix + subject.locator, subject.paths, subject.events, result)
         cache.save()
@@ -256,12 +290,15 @@ def _plain(commit: Commit) -> tuple[str, int, str, str]:
     return (commit.sha, commit.time, commit.author, commit.subject)
 
 
-def _measure(store: Store, prefix: str, measured: Sequence[Subject]) -> list[Freshness]:
+def _measure(
+    store: Store, prefix: str, measured: Sequence[Subject], at: Judged | None = None
+) -> list[Freshness]:
     """Freshness from one pass over the log (newest first), for each of ``measured``.
 
     The pass finds, for each record file and feedback file, the newest commit that
-    changed it, and for each code path the commits that changed it; a record's stale
-    commits are those of its paths newer than its own (or than its confirmation).
+    changed it, and for each code path the commits that changed it (but those of the
+    change under review, ``at``); a record's stale commits are those of its paths newer
+    than its own (or than its confirmation).
     """
     paths = sorted({p for s in measured for p in s.paths if safe_path(p)})
     record_files = {s.id: prefix + s.locator for s in measured}
@@ -270,23 +307,31 @@ def _measure(store: Store, prefix: str, measured: Sequence[Subject]) -> list[Fre
         {prefix + _folder(loc) for s in measured for loc, _ in s.events if "/" in loc}
     )
     wanted = [*record_files.values(), *event_folders, *paths]
-    log = _log(store, wanted if len(wanted) <= MAX_PATHSPECS else None)
-    existing = _existing(store, paths)
+    tip = "HEAD" if at is None else at.tip
+    log = _log(store, wanted if len(wanted) <= MAX_PATHSPECS else None, tip)
+    existing = _existing(store, paths, tip)
+    under_review: set[str] = set()
+    if at is not None and at.base is not None:
+        existing |= _existing(store, paths, at.base)
+        under_review = change_commits(store, at.base, at.tip)
     boundary = _shallow_boundary(store)
     newest: dict[str, int] = {}
     tracked = set(record_files.values()) | {prefix + loc for s in measured for loc, _ in s.events}
     exact = {p for p in paths if not p.endswith("/")}
     folders = [p for p in paths if p.endswith("/")]
     touched: dict[str, list[int]] = {}
-    for at, (_, files) in enumerate(log):
+    for nth, (commit, files) in enumerate(log):
         for name in files:
             if name in tracked and name not in newest:
-                newest[name] = at
+                newest[name] = nth
+        if commit.sha in under_review:
+            continue  # the change being judged: what it does to the code is not news
+        for name in files:
             if name in exact:
-                touched.setdefault(name, []).append(at)
+                touched.setdefault(name, []).append(nth)
         for folder in folders:
             if any(name.startswith(folder) for name in files):
-                touched.setdefault(folder, []).append(at)
+                touched.setdefault(folder, []).append(nth)
     results = []
     for subject in measured:
         own = [p for p in subject.paths if safe_path(p)]
@@ -302,7 +347,8 @@ def _measure(store: Store, prefix: str, measured: Sequence[Subject]) -> list[Fre
         # Events not committed yet are the newest of all (-1); committed ones by position.
         events = [(newest.get(prefix + loc, -1), outcome) for loc, outcome in subject.events]
         outdated = any(
-            outcome == "outdated" and (position is None or at < position) for at, outcome in events
+            outcome == "outdated" and (position is None or when < position)
+            for when, outcome in events
         )
         if position is None:
             # Not committed yet: measured from now (SPEC.md §12).
@@ -313,7 +359,7 @@ def _measure(store: Store, prefix: str, measured: Sequence[Subject]) -> list[Fre
         confirmed_at = None
         # The newest committed success/partial after the record's last change, when code
         # changed between the two: the lesson was used on the changed code and held.
-        confirming = [at for at, o in events if o in CONFIRMING and 0 <= at < position]
+        confirming = [when for when, o in events if o in CONFIRMING and 0 <= when < position]
         if confirming and since and max(since) >= min(confirming):
             anchor = min(confirming)
             confirmed_at = log[anchor][0]
@@ -341,12 +387,16 @@ def _shallow_boundary(store: Store) -> set[str]:
         return set()
 
 
-def _log(store: Store, pathspecs: list[str] | None) -> list[tuple[Commit, set[str]]]:
-    """Newest first: each commit touching ``pathspecs`` (top-relative; None: every commit)
-    and the files it changed."""
+def _log(
+    store: Store, pathspecs: list[str] | None, tip: str = "HEAD"
+) -> list[tuple[Commit, set[str]]]:
+    """Newest first: each commit of ``tip``'s history touching ``pathspecs`` (top-relative;
+    None: every commit) and the files it changed."""
     specs = [f":(top,literal){p}" for p in pathspecs or []]
     args = ["-c", "core.quotePath=false", "log", f"--format={_FORMAT}", "--name-only"]
-    out = git.run([*args, "--no-renames", "--", *specs], store.root, check=False)
+    out = git.run(
+        [*args, "--no-renames", "--end-of-options", tip, "--", *specs], store.root, check=False
+    )
     commits: list[tuple[Commit, set[str]]] = []
     for block in out.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
         header, _, names = block.partition("\n")
@@ -356,13 +406,19 @@ def _log(store: Store, pathspecs: list[str] | None) -> list[tuple[Commit, set[st
     return commits
 
 
-def _existing(store: Store, paths: list[str]) -> set[str]:
+def _existing(store: Store, paths: list[str], tree: str = "HEAD") -> set[str]:
     if not paths:
         return set()
     specs = [f":(top,literal){p}" for p in paths]
-    args = ["-c", "core.quotePath=false", "ls-tree", "-r", "--name-only", "--full-tree", "HEAD"]
+    args = ["-c", "core.quotePath=false", "ls-tree", "-r", "--name-only", "--full-tree", tree]
     out = git.run([*args, "--", *specs], store.root, check=False)
     return set(out.decode("utf-8", "surrogateescape").splitlines())
+
+
+def change_commits(store: Store, base: str, tip: str) -> set[str]:
+    """The commits of ``tip`` that ``base`` does not have: the change being judged."""
+    out = git.run(["rev-list", "--end-of-options", f"{base}..{tip}"], store.root, check=False)
+    return set(out.decode("ascii", "replace").split())
 
 
 def _exists(path: str, existing: set[str]) -> bool:

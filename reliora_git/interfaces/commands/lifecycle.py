@@ -279,32 +279,56 @@ def stale(
     exit_code: Annotated[
         bool, typer.Option("--exit-code", help="Exit 1 when a record is stale (for CI).")
     ] = False,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            metavar="REF",
+            help="Judge at the merge base of HEAD with REF: the code changes of the commits "
+            "REF lacks are not counted (default: the default branch, when HEAD is on another "
+            "branch or detached; --base HEAD counts every commit).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """List records whose code changed since they were recorded.
 
     Read from git history.
 
     A record is stale when a commit changed one of its `paths` after the last
-    commit that changed the record, when a path no longer exists at HEAD, or
-    when `outdated` feedback came after its last change. `success` or
-    `partial` feedback committed after the code changed confirms it: it is
-    measured from that feedback's commit. Each is listed with the commits that
-    touched its paths since. Retired and superseded records are left out
-    unless --include-retired.
+    commit that changed the record, when a path no longer exists, or when
+    `outdated` feedback came after its last change. `success` or `partial`
+    feedback committed after the code changed confirms it: it is measured from
+    that feedback's commit. Each is listed with the commits that touched its
+    paths since. Retired and superseded records are left out unless
+    --include-retired.
+
+    On a branch (HEAD not on the default branch), it is judged at the merge
+    base with the default branch: what the branch does to the code is its own
+    change, under review, not news that a lesson went out of date (its updates
+    to records still count). --base REF names another base; --base HEAD
+    judges at HEAD.
 
     \b
     Examples:
       reliora stale --json
       reliora stale --exit-code     # in CI: fail while a lesson is stale
+      reliora stale --base HEAD     # count this branch's own commits too
     """
     from reliora_git.operations.about import stale_records
 
     with reporting(json_output):
-        checked, found = stale_records(find_store(repo), include_retired=include_retired)
+        result = stale_records(find_store(repo), include_retired=include_retired, base=base)
+        checked, found = result.checked, result.stale
+        at = result.at
         if json_output:
             print_json(
                 {
                     "checked": checked,
+                    # Null: judged at HEAD; else the merge base, and the commits not counted.
+                    "base": None
+                    if at is None or at.base is None
+                    else {"ref": at.ref, "commit": at.base, "commitsNotCounted": result.left_out},
                     "stale": [
                         {
                             "id": data["id"],
@@ -320,12 +344,14 @@ def stale(
                 }
             )
         else:
-            _print_stale(found, checked)
+            _print_stale(found, checked, result.where())
     if exit_code and found:
         raise typer.Exit(1)
 
 
-def _print_stale(found: list[tuple[dict[str, Any], Freshness]], checked: int) -> None:
+def _print_stale(
+    found: list[tuple[dict[str, Any], Freshness]], checked: int, where: str | None
+) -> None:
     from reliora_git.interfaces.output import one_line
     from reliora_git.operations.about import lifecycle_mark
 
@@ -344,6 +370,8 @@ def _print_stale(found: list[tuple[dict[str, Any], Freshness]], checked: int) ->
                 f"    {info['commit'][:10]} {info['date'][:10]} {one_line(commit.subject)}"
             )
     printer.line(f"{len(found)} of {checked} record(s) with paths are stale")
+    if where is not None:
+        printer.line(one_line(where))
 
 
 def about(
