@@ -5,9 +5,18 @@
 # Writes the Markdown review to $RUNNER_TEMP/reliora-review.md (or a temporary
 # file), appends it to the job summary, names it as the step output `review`,
 # prints an annotation per guard finding (code a lesson's guard fires on: a
-# warning, or an error for a `block` guard; docs/record-format.md), and exits with
-# reliora's status: 1 when a record or note holds a secret, a store folder is a
-# symbolic link or a `block` guard fired, so the job fails after the review is written.
+# warning, or an error for a `block` guard; docs/record-format.md), an error per
+# guard it brings that already matches head's code, and one when the guards ran
+# out of time (`reliora review --format github`), and exits with
+# reliora's status, so the job fails after the review is written. It is 1 when
+#   * a `block` guard fires on a line the pull request adds;
+#   * a guard the pull request brings already matches head's code (an error on
+#     its record: once merged it would fire on every commit touching those lines);
+#   * the guard budget ran out (10 s of CPU, RELIORA_GUARD_BUDGET): a review that
+#     did not run every guard is no pass;
+#   * a record or note holds a secret;
+#   * a store folder is a symbolic link.
+# Invalid records alone do not fail it: gate on `reliora check` for those.
 set -uo pipefail
 out="${RUNNER_TEMP:-$(mktemp -d)}/reliora-review.md"
 args=(review --format markdown)

@@ -45,6 +45,8 @@ FORMATS = ("markdown", "json", "text", "github")
 _MARKDOWN_PUNCTUATION = set("\\`*_{}[]()#+-.!|~")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@&#8203;"}
 _SPACES = re.compile(r"\s+")
+#: Whitespace that would end a line (all but space and tab).
+_BREAKS = re.compile(r"[^\S \t]")
 
 
 # --- the one withholding step ---------------------------------------------------------------
@@ -139,6 +141,11 @@ def plain(text: str, limit: int = MAX_TEXT) -> str:
     return _cut(one_line(text), limit)
 
 
+def quoted(code: str, limit: int = 200) -> str:
+    """A line of code for the terminal: cleaned and on one line, its spacing kept."""
+    return _cut(_BREAKS.sub(" ", clean(code)).strip(), limit)
+
+
 def _cut(flat: str, limit: int) -> str:
     """``flat`` in ``limit`` characters, marked ``…``: cut after a whole word, unless
     that would drop more than a third of the room (a long URL, a run of escaped
@@ -228,6 +235,9 @@ def _md_guard_findings(review: Review) -> str:
             f"- {where} repeats {_code(finding.record_id)}{stale}, {finding.severity}: "
             f"{md(finding.message)}"
         )
+        if finding.text:
+            # The line itself, as `guard test` quotes it (masked, cut): a code span is inert.
+            lines.append(f"  {_code(finding.text)}")
     left = len(review.guard_findings) - MAX_GUARD_FINDINGS
     if left > 0:
         lines.append(f"- _…and {left} more: run `reliora review` locally_")
@@ -495,7 +505,10 @@ def to_text(review: Review, show_all: bool = False) -> str:
     if review.guard_findings:
         lines.append("")
         lines.append("code that repeats a lesson (guards):")
-        lines.extend(f"  {plain(_guard_summary(f), 600)}" for f in review.guard_findings)
+        for finding in review.guard_findings:
+            lines.append(f"  {plain(_guard_summary(finding), 600)}")
+            if finding.text:  # the line itself, as `guard test` quotes it (masked, cut)
+                lines.append(f"      {quoted(finding.text)}")
     for change in review.changes:
         lines.append("")
         where = (
@@ -527,7 +540,9 @@ def to_text(review: Review, show_all: bool = False) -> str:
     for record_id, events in sorted(review.other_feedback.items()):
         lines.append("")
         lines.append(f"feedback on {plain(record_id)}:")
-        lines.extend(f"         {_text_event(event)}" for event in events)
+        # Two spaces under a heading, as the guard findings: the change blocks' 9 align
+        # under their kind column, which these sections do not have.
+        lines.extend(f"  {_text_event(event)}" for event in events)
     for error in review.feedback_errors:
         lines.append(f"unreadable feedback: {plain(str(error))}")
     if review.about_code:
@@ -538,7 +553,7 @@ def to_text(review: Review, show_all: bool = False) -> str:
             mark = _about_mark(data)
             marked = f" [{plain(mark)}]" if mark else ""
             lines.append(
-                f"         {plain(str(data['id']))}  {plain(str(data['title']))}{marked}: {touched}"
+                f"  {plain(str(data['id']))}  {plain(str(data['title']))}{marked}: {touched}"
             )
     return "\n".join(lines) + "\n"
 

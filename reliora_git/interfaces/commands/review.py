@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -31,14 +32,15 @@ def review(
         str | None, typer.Option("--head", help="The ref under review (default HEAD).")
     ] = None,
     output_format: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--format",
             "-f",
-            help="markdown (a pull-request comment), json, text, or github (a workflow "
-            "annotation per guard finding).",
+            help="text, markdown (a pull-request comment), json, or github (a workflow "
+            "annotation per guard finding). Default: text on a terminal, else markdown.",
+            show_default=False,
         ),
-    ] = "markdown",
+    ] = None,
     repo: RepoOption = None,
     show_all: AllFlag = False,
     include_retired: Annotated[
@@ -49,29 +51,38 @@ def review(
         ),
     ] = False,
 ) -> None:
-    """List records added, changed and removed between two refs.
+    """Review a branch: its record changes and guard findings.
 
-    Added, modified, renamed and removed records, from BASE to HEAD.
+    From the merge base of BASE (default: the default branch) to HEAD.
 
-    Each comes with its title, id, file, the fields that changed, validation
-    problems, similar experiences (in the base store and among the changed
-    records) and the feedback events added. The Markdown escapes record text
-    and stays under 60 KB, ready to post as a pull-request comment. Likely
-    duplicates are shown in full; related records on one line (--all: in full);
-    a modified or renamed record is warned about likely duplicates only.
-
-    Guards: the lines head adds that repeat a lesson, and each guard the
+    Guard findings: each line head adds that a lesson's guard matches (file,
+    line, the line itself, lesson). And, under its record, each guard the
     change adds, modifies or turns on (pattern, files, severity), run over all
-    of head's code. Exit 1 when a `block` guard fires, when a guard the change
-    brings already matches head's code (an error on its record), when the
-    guards run out of their time (10 s of CPU; RELIORA_GUARD_BUDGET sets it),
-    when a record or note holds a secret, or when a store folder is a link.
+    of head's code.
+
+    Records: added, modified, renamed and removed, each with its title, id,
+    file, the fields that changed, validation problems, similar experiences
+    (in the base store and among the changed records) and the feedback events
+    added. Likely duplicates are shown in full; related records on one line
+    (--all: in full); a modified or renamed record is warned about likely
+    duplicates only.
+
+    Text on a terminal; Markdown when piped (record text escaped, under
+    60 KB: ready to post as a pull-request comment), or as --format says.
+
+    Exit status 1 when a `block` guard fires on the lines head adds, when a
+    guard the change brings already matches head's code (an error on its
+    record), when the guards run out of their time (10 s of CPU;
+    RELIORA_GUARD_BUDGET sets it), when a record or note holds a secret, or
+    when a store folder is a link; else 0 (an invalid record too: gate on
+    `reliora check`).
 
     \b
     Examples:
       reliora review
       reliora review main feature
       reliora review origin/main..HEAD --format json
+      reliora review > review.md    # Markdown, for a pull-request comment
     """
     from reliora_git.interfaces.output import emit, print_json
     from reliora_git.interfaces.review import (
@@ -85,6 +96,9 @@ def review(
     from reliora_git.records.errors import RelioraError
     from reliora_git.storage.gitfiles import find_git_store
 
+    if output_format is None:
+        # A person at a terminal reads text; a pipe or a file gets the comment CI posts.
+        output_format = "text" if sys.stdout.isatty() else "markdown"
     as_json = output_format == "json"
     with reporting(as_json):
         if output_format not in FORMATS:
