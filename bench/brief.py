@@ -160,7 +160,9 @@ def task_ranking(
 ) -> Ranking:
     def rank(task: str, query: str) -> list[str]:
         words = task_words(task, query, settings)
-        hits = rank_task(index.inverted, words, settings, floor=False, lengths=lengths)
+        hits = rank_task(
+            index.inverted, words, settings, floor=False, lengths=lengths, text_of=index.text_of
+        )
         return [hit.doc.id for hit in hits[:DEPTH]]
 
     return rank
@@ -197,7 +199,7 @@ def candidates(chosen: Settings, all_variants: bool) -> list[tuple[str, Settings
     """(label, settings, needs field lengths) of the brief's candidate rankings."""
     weighted = (2.0, 3.0, 2.0, 1.5, 1.0, 1.0, 1.0, 1.0, 1.0)  # FIELDS order: tags, title, …
     found = [
-        ("brief (chosen: BM25 over fields, stems ×0.5)", chosen, False),
+        ("brief (chosen: BM25 over fields, stems ×0.5, compounds ×0.5)", chosen, False),
         (
             "brief, BM25F weights title 3, tags 2, problems 2, task 1.5",
             replace(chosen, field_weights=weighted),
@@ -208,6 +210,24 @@ def candidates(chosen: Settings, all_variants: bool) -> list[tuple[str, Settings
         ("brief, §4 prefix rule instead of stems", replace(chosen, prefix=True), False),
         ("brief, words in > 10% of records dropped", replace(chosen, max_df_share=0.1), False),
         ("brief, keywords weighted as task words (×1)", replace(chosen, query_weight=1.0), False),
+        (
+            "brief, no compounds, splits or stems rule (before issue 32)",
+            replace(chosen, compound_discount=0.0, split_discount=0.0, lead_stems="keep"),
+            False,
+        ),
+        ("brief, compounds but no splits", replace(chosen, split_discount=0.0), False),
+        ("brief, splits but no compounds", replace(chosen, compound_discount=0.0), False),
+        ("brief, stems of a compound's first word kept", replace(chosen, lead_stems="keep"), False),
+        (
+            "brief, stems off for the first word of any stored compound (user input)",
+            replace(chosen, lead_stems="compound"),
+            False,
+        ),
+        (
+            "brief, stems off before any particle (fail on, times out)",
+            replace(chosen, lead_stems="particle"),
+            False,
+        ),
     ]
     if all_variants:
         for b in (0.5, 0.75):
@@ -232,6 +252,14 @@ def candidates(chosen: Settings, all_variants: bool) -> list[tuple[str, Settings
             found.append(
                 (f"brief, keywords ×{weight}", replace(chosen, query_weight=weight), False)
             )
+        for discount in (0.3, 0.7, 1.0):
+            found.append(
+                (
+                    f"brief, compounds and splits ×{discount}",
+                    replace(chosen, compound_discount=discount, split_discount=discount),
+                    False,
+                )
+            )
     return found
 
 
@@ -239,19 +267,27 @@ def floor_figures(
     index: StoreIndex, settings: Settings, tasks: Sequence[Task], prompts: Sequence[str]
 ) -> dict[str, Any]:
     """Prompts without a task that get a lesson, and tasks whose note the floor loses."""
+    text_of = index.text_of
     injected = [
-        p for p in prompts if rank_task(index.inverted, task_words(p, "", settings), settings)
+        p
+        for p in prompts
+        if rank_task(index.inverted, task_words(p, "", settings), settings, text_of=text_of)
     ]
     unfloored = [
         p
         for p in prompts
-        if rank_task(index.inverted, task_words(p, "", settings), settings, floor=False)
+        if rank_task(
+            index.inverted, task_words(p, "", settings), settings, floor=False, text_of=text_of
+        )
     ]
     lost = []
     for task in tasks:
         words = task_words(task.task, "", settings)
-        every = [h.doc.id for h in rank_task(index.inverted, words, settings, floor=False)[:5]]
-        kept = [h.doc.id for h in rank_task(index.inverted, words, settings)[:5]]
+        every = [
+            h.doc.id
+            for h in rank_task(index.inverted, words, settings, floor=False, text_of=text_of)[:5]
+        ]
+        kept = [h.doc.id for h in rank_task(index.inverted, words, settings, text_of=text_of)[:5]]
         if task.id in every and task.id not in kept:
             lost.append(task.id)
     return {
@@ -305,18 +341,16 @@ def stuffing_figures(
     """How often the stuffed record ranks first or in the top 5 for a task, and for how many
     prompts without a task it clears the floor."""
     first = top5 = 0
+
+    def ranked(text: str) -> list[str]:
+        words = task_words(text, "", settings)
+        return [h.doc.id for h in rank_task(index.inverted, words, settings, text_of=index.text_of)]
+
     for task in tasks:
-        hits = [
-            h.doc.id
-            for h in rank_task(index.inverted, task_words(task.task, "", settings), settings)
-        ]
+        hits = ranked(task.task)
         first += hits[:1] == [STUFFED_ID]
         top5 += STUFFED_ID in hits[:5]
-    floor = sum(
-        STUFFED_ID
-        in {h.doc.id for h in rank_task(index.inverted, task_words(p, "", settings), settings)}
-        for p in prompts
-    )
+    floor = sum(STUFFED_ID in ranked(p) for p in prompts)
     return {
         "tasks": len(tasks),
         "first": first,

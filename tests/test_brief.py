@@ -485,7 +485,7 @@ def test_the_json_document_has_the_specs_shape(store: Store, lessons: None) -> N
         assert lesson["form"] == "full"
         assert list(lesson["reason"]) == ["paths", "tokens", "score"]
         for token in lesson["reason"]["tokens"]:
-            assert list(token) == ["word", "terms", "fields", "stemmed", "score"]
+            assert list(token) == ["word", "terms", "fields", "stemmed", "by", "score"]
     assert document["lessons"][0]["locator"] == ".reliora/experiences/payments-retry-a1b2c3.md"
 
 

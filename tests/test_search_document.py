@@ -19,6 +19,7 @@ RESULT_KEYS = {
     "coverage": float,
     "matchLevel": str,
     "matchedTokens": list,
+    "matchedTerms": dict,  # each matched token → the record's words it matched (§4)
     "confidence": (str, type(None)),
     "status": str,
     "supersededBy": list,  # SPEC.md §11

@@ -26,7 +26,14 @@ from reliora_git.records.model import Record
 from reliora_git.records.summary import summary_of
 from reliora_git.search import rank as rank_module
 from reliora_git.search.jsonio import record_to_json, search_document
-from reliora_git.search.rank import ContextFilter, IndexedRecord, Query, index_record, rank
+from reliora_git.search.rank import (
+    ContextFilter,
+    IndexedRecord,
+    Query,
+    index_record,
+    matched_terms,
+    rank,
+)
 from reliora_git.search.tokens import token_matches, tokenize
 from reliora_git.storage import parallel
 from reliora_git.storage.catalog import Catalog, load_catalog
@@ -57,7 +64,12 @@ def catalog_document(catalog: Catalog, text: str, context: str | None, limit: in
     out = io.StringIO()
     with redirect_stdout(out):
         # No record of the corpus names code paths: every freshness is unknown.
-        print_json(search_document(query, ctx, hits, limit, freshness={}, summaries=summaries))
+        terms = {hit.doc.id: matched_terms(hit.doc.text, hit.matched_tokens) for hit in hits}
+        print_json(
+            search_document(
+                query, ctx, hits, limit, freshness={}, summaries=summaries, matched_terms=terms
+            )
+        )
     return out.getvalue()
 
 

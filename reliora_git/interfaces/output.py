@@ -11,7 +11,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from reliora_git.records.errors import RelioraError
@@ -119,8 +119,9 @@ class Printer:
         if not hits:
             self.line(no_match_line(result))
         more = len(result.hits) - len(hits)
+        terms = result.matched_terms(limit)
         for rank, hit in enumerate(hits, start=1):
-            self._hit(rank, hit)
+            self._hit(rank, hit, terms=terms.get(hit.doc.id))
             fresh = (freshness or {}).get(hit.doc.id)
             stale = fresh.line() if fresh is not None else None
             if stale:
@@ -136,10 +137,10 @@ class Printer:
         """``org search``: as :meth:`search`, each result with its repository and commit."""
         if not result.hits:
             self.line(no_match_line(result))
-        for rank, (hit, (repo, commit, _)) in enumerate(
-            zip(result.hits, result.places, strict=True), start=1
+        for rank, (hit, (repo, commit, _), terms) in enumerate(
+            zip(result.hits, result.places, result.terms, strict=True), start=1
         ):
-            self._hit(rank, hit, f"{one_line(repo)}@{commit[:12]}:")
+            self._hit(rank, hit, f"{one_line(repo)}@{commit[:12]}:", terms)
         more = result.total - len(result.hits)
         if more > 0:
             self.line(self.style(f"… and {more} more (use --limit to see them)", "dim"))
@@ -148,7 +149,9 @@ class Printer:
         for token, close in result.suggestions.items():
             self.line(f"did you mean: {one_line(token)} → {', '.join(map(one_line, close))}?")
 
-    def _hit(self, rank: int, hit: Hit, where: str = "") -> None:
+    def _hit(
+        self, rank: int, hit: Hit, where: str = "", terms: Mapping[str, list[str]] | None = None
+    ) -> None:
         doc = hit.doc
         level = self.style(hit.level, _LEVEL_COLOUR[hit.level])
         status = "" if doc.is_active else self.style(f" [{doc.status}]", "red")
@@ -157,7 +160,7 @@ class Printer:
             f"    {level}  score {hit.score:.2f}  {self.style(doc.id, 'cyan')}  "
             f"{where}{one_line(doc.locator)}"
         )
-        self.line(f"    matched: {', '.join(hit.matched_tokens)}  ·  {explain(hit)}")
+        self.line(f"    matched: {matched_words(hit.matched_tokens, terms)}  ·  {explain(hit)}")
 
     # --- records ---------------------------------------------------------------------------
 
@@ -346,6 +349,27 @@ def related_line(related: list[SimilarityWarning], details: str = "--all") -> st
     return (
         "also related: " + ", ".join(one_line(w.id) for w in related) + f" ({details} for details)"
     )
+
+
+#: Record words shown for one query token; the JSON's matchedTerms has them all.
+TERMS_SHOWN = 3
+
+
+def matched_words(tokens: Sequence[str], terms: Mapping[str, list[str]] | None = None) -> str:
+    """The matched query tokens, each with the record's words when they are not just itself:
+    ``modulenotfounderror~module, python`` (SPEC.md §4: ``module`` is a prefix of the token).
+
+    Without ``terms`` (rank.matched_terms), the tokens alone.
+    """
+    shown = []
+    for token in tokens:
+        found = (terms or {}).get(token) or [token]
+        if found == [token]:
+            shown.append(one_line(token))
+            continue
+        more = "/…" if len(found) > TERMS_SHOWN else ""
+        shown.append(f"{one_line(token)}~{'/'.join(map(one_line, found[:TERMS_SHOWN]))}{more}")
+    return ", ".join(shown)
 
 
 def explain(hit: Hit) -> str:

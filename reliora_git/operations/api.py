@@ -82,6 +82,7 @@ class SearchResult:
             self.outside_filters,
             self.summaries(shown),
             self.retired_matches,
+            self.matched_terms(shown),
         )
 
     def summaries(self, shown: int) -> dict[str, str]:
@@ -93,6 +94,19 @@ class SearchResult:
         for hit in self.hits[:shown]:
             slot = self.index.slot_of(hit.doc.id)
             found[hit.doc.id] = "" if slot is None else summary_of(self.index.record_json(slot))
+        return found
+
+    def matched_terms(self, shown: int) -> dict[str, dict[str, list[str]]]:
+        """Record id → each matched query token → the record's words it matched (§4's prefix
+        rule: ``modulenotfounderror`` → ``module``), for the first ``shown`` results."""
+        from reliora_git.search.rank import matched_terms
+
+        assert self.index is not None
+        found: dict[str, dict[str, list[str]]] = {}
+        for hit in self.hits[:shown]:
+            slot = self.index.slot_of(hit.doc.id)
+            text = "" if slot is None else self.index.text_of(slot)
+            found[hit.doc.id] = matched_terms(text, hit.matched_tokens)
         return found
 
     def shown_freshness(self, store: Store, shown: int) -> dict[str, Freshness]:

@@ -82,6 +82,7 @@ class Lesson:
                     "terms": list(m.terms),
                     "fields": list(m.fields),
                     "stemmed": m.stemmed,
+                    "by": list(m.by),
                     "score": round(m.score, 4),
                 }
                 for m in self.matches
@@ -190,7 +191,11 @@ def select(
     # Retired and superseded records are ranked too, then counted out: the agent is told
     # that some match, as search tells people (the floor does not depend on who is admitted).
     hits = rank_task(
-        index.inverted, task_words(task, query, settings), settings, admit=lambda doc: True
+        index.inverted,
+        task_words(task, query, settings),
+        settings,
+        admit=lambda doc: True,
+        text_of=index.text_of,  # confirms a task word written as two words (taskrank.py)
     )
     retired |= {hit.doc.id for hit in hits if not hit.doc.is_active}
     hits = [hit for hit in hits if hit.doc.is_active]
@@ -418,10 +423,8 @@ def why(lesson: Lesson, fields: bool = True) -> str:
 
 
 def _match_text(match: WordMatch) -> str:
-    fields = ", ".join(match.fields)
-    if match.stemmed:
-        return f"{match.word}~{'/'.join(match.terms[:2])} ({fields}, by stem)"
-    return f"{match.word} ({fields})"
+    """The task's word and the record's, and where: ``time out~timeout (title, by compound)``."""
+    return match.explained()
 
 
 def _items(label: str, values: Any, show: str) -> list[str]:

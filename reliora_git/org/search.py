@@ -37,6 +37,7 @@ from reliora_git.search.rank import (
     IndexedRecord,
     Query,
     least_matches,
+    matched_terms,
     score_masks,
 )
 from reliora_git.search.stopwords import STOP_WORDS
@@ -151,7 +152,7 @@ page AS (
 )
 SELECT r.id, r.title, r.locator, r.tags, r.shown_status, r.confidence, r.fingerprint,
     r.supersedes, r.superseded_by, r.feedback_counts, r.feedback, page.masks,
-    page.phrase, repos.name, repos.commit, r.summary,
+    page.phrase, repos.name, repos.commit, r.summary, r.text,
     (SELECT count(*) FROM lv WHERE {level}NOT active) AS retired,
     (SELECT count(*) FROM kept) AS total
 FROM page JOIN records r ON r.repo_id = page.repo_id AND r.rec = page.rec
@@ -232,6 +233,8 @@ class OrgResult:
     summaries: list[str] = field(default_factory=list)
     #: Retired or superseded records that also match, left out (without --include-retired).
     retired_matches: int = 0
+    #: Each hit's matched tokens → the record's words they matched (rank.matched_terms).
+    terms: list[dict[str, list[str]]] = field(default_factory=list)
 
     def document(self) -> dict[str, Any]:
         """The ``search --json`` document, each result with its ``repo`` and ``commit``."""
@@ -246,11 +249,11 @@ class OrgResult:
         )
         document["total"] = self.total
         results = []
-        for rank, (hit, (repo, commit, superseded_by), summary) in enumerate(
-            zip(self.hits, self.places, self.summaries, strict=True), start=1
+        for rank, (hit, (repo, commit, superseded_by), summary, terms) in enumerate(
+            zip(self.hits, self.places, self.summaries, self.terms, strict=True), start=1
         ):
             # The database keeps no history: freshness is for `reliora stale` in the repo.
-            found = hit_to_json(rank, hit, {hit.doc.id: superseded_by}, {}, summary)
+            found = hit_to_json(rank, hit, {hit.doc.id: superseded_by}, {}, summary, terms)
             results.append({"rank": rank, "repo": repo, "commit": commit, **found})
         document["results"] = results
         return document
@@ -299,11 +302,14 @@ class OrgSearcher:
         page = page_sql(len(query.tokens), min_level is not None)
         rows = self.conn.execute(page, params).fetchall()
         hits, places, summaries = [], [], []
+        terms: list[dict[str, list[str]]] = []
         for row in rows:
             hit, place = _hit_of(query, row)
             hits.append(hit)
             places.append(place)
-            summaries.append(shown(row[-3]) or "")
+            summaries.append(shown(row[-4]) or "")
+            # What each matched token matched (rank.matched_terms), as local search says it.
+            terms.append(matched_terms(row[-3] or "", hit.matched_tokens))
         total = int(rows[0][-1]) if rows else 0
         retired = int(rows[0][-2]) if rows else 0
         if not rows and not include_retired:
@@ -319,7 +325,17 @@ class OrgSearcher:
         suggestions = self._suggestions(query.token_texts, params)
         self.conn.rollback()  # read only: end the transaction psycopg opened
         return OrgResult(
-            query, context, hits, places, total, suggestions, outside, min_level, summaries, retired
+            query,
+            context,
+            hits,
+            places,
+            total,
+            suggestions,
+            outside,
+            min_level,
+            summaries,
+            retired,
+            terms,
         )
 
     def _params(
@@ -390,7 +406,8 @@ class OrgSearcher:
 def _hit_of(query: Query, row: Sequence[Any]) -> tuple[Hit, tuple[str, str, list[str]]]:
     """A result row scored again by the one formula (rank.score_masks)."""
     (rid, title, locator, tags, status, confidence, fingerprint, supersedes, superseded_by,
-     counts, adjustment, masks, phrase, repo, commit, _summary, _retired, _total) = row  # fmt: skip
+     counts, adjustment, masks, phrase, repo, commit, _summary, _text, _retired,
+     _total) = row  # fmt: skip
     # Title and tags as the record holds them (the database keeps U+0000 escaped: pgtext.py).
     doc = IndexedRecord(
         rid,

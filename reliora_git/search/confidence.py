@@ -53,7 +53,9 @@ def judge(hits: Sequence[TaskHit], position: int, total: int) -> Confidence:
     unit = idf_of(1, total) if total else 1.0
     hit = hits[position]
     following = hits[position + 1].score if position + 1 < len(hits) else 0.0
-    visible = sum(part for _, exact, stemmed, part in hit.parts if (exact | stemmed) & SHOWN_MASK)
+    # Every way a word matched counts (as written, by stem, by compound or split): each is
+    # a word the record holds where a push shows it.
+    visible = hit.score_in(SHOWN_MASK)
     score, margin, shown = hit.score / unit, (hit.score - following) / unit, visible / unit
     return Confidence(
         score >= MIN_SCORE and margin >= MIN_MARGIN and shown >= MIN_SHOWN,

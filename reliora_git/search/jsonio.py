@@ -106,8 +106,11 @@ def hit_to_json(
     superseded_by: Mapping[str, list[str]] | None = None,
     freshness: Mapping[str, Any] | None = None,
     summary: str | None = None,
+    terms: Mapping[str, list[str]] | None = None,
 ) -> dict[str, Any]:
-    """One search result; ``summary`` (records/summary.py) right after the title, when given."""
+    """One search result; ``summary`` (records/summary.py) right after the title, and
+    ``matchedTerms`` (each matched token → the record's words it matched) after
+    ``matchedTokens``, when given."""
     doc = hit.doc
     found: dict[str, Any] = {
         "rank": rank,
@@ -124,6 +127,11 @@ def hit_to_json(
         "coverage": r4(hit.coverage),
         "matchLevel": hit.level,
         "matchedTokens": list(hit.matched_tokens),
+    }
+    if terms is not None:
+        # matchedTokens stays as it was (programs read it); this says what each one matched.
+        found["matchedTerms"] = {token: list(terms.get(token, [])) for token in hit.matched_tokens}
+    found |= {
         "confidence": doc.confidence,
         "status": doc.status,
         "supersededBy": list((superseded_by or {}).get(doc.id, [])),
@@ -148,13 +156,15 @@ def search_document(
     outside_filters: Mapping[str, int] | None = None,
     summaries: Mapping[str, str] | None = None,
     retired_matches: int = 0,
+    matched_terms: Mapping[str, Mapping[str, list[str]]] | None = None,
 ) -> dict[str, Any]:
     """The ``search --json`` document; ``suggestions`` only when a query token matched nothing.
 
     ``warnings`` (a store folder that is a symbolic link, not read) only when there are any;
     ``truncatedTokens`` only when the query had more unique tokens than are searched;
     ``retiredMatches`` only when retired or superseded records matched and were left out.
-    ``summaries``: record id → summary of the shown results.
+    ``summaries``: record id → summary of the shown results. ``matched_terms``: record id →
+    what its matched tokens matched (rank.matched_terms), for the shown results.
     """
     shown = hits if limit is None else hits[:limit]
     document: dict[str, Any] = {
@@ -171,6 +181,7 @@ def search_document(
                 superseded_by,
                 freshness,
                 None if summaries is None else summaries.get(hit.doc.id, ""),
+                None if matched_terms is None else matched_terms.get(hit.doc.id, {}),
             )
             for i, hit in enumerate(shown, start=1)
         ],

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import FeedbackSummary, Record
-from reliora_git.search.tokens import PREFIX_MIN, content_tokens, tokenize
+from reliora_git.search.tokens import PREFIX_MIN, content_tokens, token_matches, tokenize
 
 #: Scoring components in JSON order, with their weight per matching query token.
 FIELD_WEIGHTS: dict[str, int] = {
@@ -298,6 +298,43 @@ class ContextFilter:
 
     def admits(self, doc: IndexedRecord) -> bool:
         return any(t.found_in(doc.fields[i]) for i in CONTEXT_FIELDS for t in self.tokens)
+
+
+# --- explaining --------------------------------------------------------------------------------
+
+
+def matched_terms(text: str, tokens: Iterable[str]) -> dict[str, list[str]]:
+    """Each of ``tokens`` → the record's own words it matches by the rule of SPEC.md §4.
+
+    ``text`` is a record's joined field strings (IndexedRecord.text). The score says
+    *that* a query token matched; this says *what* it matched: ``modulenotfounderror``
+    matched the record's ``module`` (a prefix of at least 5 characters), not itself.
+    The token itself comes first when the record holds it, then the others in
+    alphabetical order; a token that matches nothing is left out. Only for the results
+    shown: it reads each record's text once.
+    """
+    by_start: dict[str, list[str]] = {}
+    held = set(text.split())
+    for term in held:
+        if len(term) >= PREFIX_MIN:
+            by_start.setdefault(term[:PREFIX_MIN], []).append(term)
+    found: dict[str, list[str]] = {}
+    for token in tokens:
+        # A prefix match needs both to start with the shorter one's first 5 characters.
+        others = (
+            sorted(
+                t
+                for t in by_start.get(token[:PREFIX_MIN], ())
+                if t != token and token_matches(token, t)
+            )
+            if len(token) >= PREFIX_MIN
+            else []
+        )
+        terms = [token] if token in held else []
+        terms += others
+        if terms:
+            found[token] = terms
+    return found
 
 
 # --- scoring ---------------------------------------------------------------------------------

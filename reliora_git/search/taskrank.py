@@ -18,6 +18,19 @@ the solution), saturating, so that no single word decides alone:
   :attr:`Settings.stem_discount` — one with the same light stem
   (:func:`stem`: ``caching`` ~ ``cache``, ``queries`` ~ ``query``). Postings
   hold which fields a term is in, not how often, so a field counts once.
+* **Compounds and split words**, at :attr:`Settings.compound_discount` and
+  :attr:`Settings.split_discount`: two adjacent words of the task match a
+  record term that is the two written as one (``time out`` ~ ``timeout``,
+  ``times out`` ~ ``timeouts``: "by compound"), and a task word matches a
+  record that writes it as two adjacent words (``timeout`` ~ ``timed out``:
+  "by split"). Postings hold terms, not positions, so a split is confirmed on
+  the record's text (``text_of``), for the records that hold both halves in
+  one field only. Which pairs may be halves: :func:`compound_halves`.
+* **Stems off where they mislead.** The verb of a phrasal compound that the
+  store holds (``times`` of ``times out`` when a record says ``timeout``,
+  ``cleans`` of ``cleans up`` with ``cleanup``) is matched as written only: its
+  stem would take ``times out`` for ``time``. The first word of a compound of
+  two nouns (``user input``, ``config file``) keeps its stems: it keeps its sense.
 * **Score** of a record: Σ over its matched words of
   ``weight × idf × tf / (tf + k1)`` where ``tf = Σ field_weight × match``
   (1 exact, the discount for a stem) over the fields holding the word, and
@@ -36,13 +49,15 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from reliora_git.search.inverted import COMPONENT_BITS, POSTING, InvertedIndex
-from reliora_git.search.rank import FIELDS, IndexedRecord
+from reliora_git.search.rank import FIELD_SEPARATOR, FIELDS, IndexedRecord
 from reliora_git.search.stopwords import STOP_WORDS
 from reliora_git.search.tokens import tokenize
 
@@ -94,6 +109,18 @@ class Settings:
     #: this many times the most one word can give (the idf of a word held by one record);
     #: 0: no cap.
     rarely_shown_cap: float = 1.5
+    #: What a match by compound (``time out`` ~ ``timeout``) counts for, against 1 for the
+    #: word itself (0 turns compounds off).
+    compound_discount: float = 0.5
+    #: The same for a match by split (``timeout`` ~ ``time out`` in the record; 0: off).
+    split_discount: float = 0.5
+    #: Whose stems are off: "phrasal", the first word of a task compound that the store holds
+    #: and whose second word is one of the PARTICLES (``times`` of ``times out`` with
+    #: ``timeout`` stored); "compound", the first word of any task compound the store holds
+    #: (``user`` of ``user input`` too); "particle", a word followed by a particle whether
+    #: or not the store holds the compound (``fail`` of ``fail on CI`` too); "keep", nobody's.
+    #: Measured in bench/brief.py and docs/ranking.md.
+    lead_stems: str = "phrasal"
 
     def mask_weights(self) -> list[float]:
         """Summed field weights of every component mask (bit k is FIELDS[k])."""
@@ -135,6 +162,41 @@ def stem(token: str) -> str:
     return word
 
 
+#: The particles of phrasal verbs, whose nouns are written as one word (``time out``/``timeout``,
+#: ``set up``/``setup``, ``log in``/``login``, ``roll back``/``rollback``, ``walk through``):
+#: a compound's second half even when a stop word, and what makes its first word lose its stems.
+PARTICLES = frozenset(
+    {"up", "out", "in", "on", "off", "down", "over", "back", "away", "around", "through"}
+)
+#: The least letters of each half of a compound, a particle aside: ``js on`` is not ``json``,
+#: ``edit or`` not ``editor`` (measured on the til corpus: shorter halves were mostly such).
+HALF_MIN = 3
+
+
+def compound_halves(first: str, second: str) -> bool:
+    """Whether ``first second`` may be the two halves of one word (``time out`` ~ ``timeout``).
+
+    Both are words of letters; the first is not a stop word and has at least
+    :data:`HALF_MIN` letters; the second too, or is one of the :data:`PARTICLES`. So
+    ``with out`` (``without``), ``some one`` and ``form at`` are never halves: a stop word
+    or a two-letter scrap joined to a word makes another word by accident.
+    """
+    if len(first) < HALF_MIN or first in STOP_WORDS or not first.isalpha():
+        return False
+    if second in PARTICLES:
+        return True
+    return len(second) >= HALF_MIN and second not in STOP_WORDS and second.isalpha()
+
+
+def spellings(word: str) -> tuple[str, ...]:
+    """How ``word`` may be written as the first half of a compound: itself and its stem, with
+    a final ``e`` (``times``/``timed``/``timing`` out → ``timeout``; ``logged`` in → ``login``)."""
+    own = stem(word)
+    if own == word:
+        return (word,)
+    return (word, own, own + "e")
+
+
 @dataclass(frozen=True)
 class TaskWord:
     text: str
@@ -142,10 +204,13 @@ class TaskWord:
     weight: float
     #: "task", "query" or "both".
     source: str
+    #: For two adjacent words matched as one compound (``text`` is ``"time out"``): the two.
+    halves: tuple[str, str] | None = None
 
 
 def task_words(task: str, query: str = "", settings: Settings | None = None) -> list[TaskWord]:
-    """The words of a task and of the agent's keywords, each once, task words first."""
+    """The words of a task and of the agent's keywords, each once, task words first; then
+    the pairs of adjacent words that may be a compound (with compounds on)."""
     settings = settings or Settings()
     from_task = _content(task)
     from_query = _content(query)
@@ -158,7 +223,35 @@ def task_words(task: str, query: str = "", settings: Settings | None = None) -> 
     ]
     seen = set(from_task)
     words += [TaskWord(t, settings.query_weight, "query") for t in from_query if t not in seen]
+    if settings.compound_discount:
+        words += _pairs(task, query, {stem(w.text) for w in words}, settings.query_weight)
     return words
+
+
+def _pairs(task: str, query: str, stems: set[str], query_weight: float) -> list[TaskWord]:
+    """Adjacent words of the task and of the keywords that may be halves of one compound.
+
+    A pair whose compound is already a word (``times out`` with ``timeout`` among the
+    keywords) is left out: the word matches it, and by split its halves too.
+    """
+    in_task, in_query = _adjacent(task), _adjacent(query)
+    found = []
+    for pair in dict.fromkeys([*in_task, *in_query]):
+        if any(stem(head + pair[1]) in stems for head in spellings(pair[0])):
+            continue
+        source = (
+            "both"
+            if pair in in_task and pair in in_query
+            else ("task" if pair in in_task else "query")
+        )
+        weight = 1.0 if source == "task" else query_weight
+        found.append(TaskWord(f"{pair[0]} {pair[1]}", weight, source, pair))
+    return found
+
+
+def _adjacent(text: str) -> dict[tuple[str, str], None]:
+    tokens = tokenize(text)
+    return dict.fromkeys(pair for pair in itertools.pairwise(tokens) if compound_halves(*pair))
 
 
 def _content(text: str) -> list[str]:
@@ -167,33 +260,85 @@ def _content(text: str) -> list[str]:
 
 # --- scoring ---------------------------------------------------------------------------------
 
+#: How a word matched a record's fields, strongest first: the word as written; two task words
+#: as one record term, or a task word as two adjacent record words; a word of its stem. A
+#: field counts once, in its strongest way (a compound's discount is at least a stem's).
+EXACT, COMPOUND, SPLIT, STEM = "exact", "compound", "split", "stem"
+
+
+class Way(NamedTuple):
+    """One way a word matched a record: how, the record's words, the fields holding them."""
+
+    by: str
+    terms: tuple[str, ...]
+    fields: tuple[str, ...]
+
 
 @dataclass(frozen=True)
 class WordMatch:
     """One task word's part of a record's score."""
 
+    #: The task word, or two adjacent task words (``"time out"``) matched as one compound.
     word: str
-    #: The record terms it matched (itself, and words with its stem).
+    #: The record terms it matched: itself, the compound or the split words, words of its stem.
     terms: tuple[str, ...]
-    #: Names of the fields (FIELDS) holding it, or a word of its stem.
+    #: Names of the fields (FIELDS) holding any of them.
     fields: tuple[str, ...]
+    #: Matched by stem only (neither as written nor by compound or split).
     stemmed: bool
     idf: float
     score: float
+    #: Each way it matched, strongest first, with its own terms and fields.
+    ways: tuple[Way, ...] = ()
+
+    @property
+    def by(self) -> tuple[str, ...]:
+        return tuple(way.by for way in self.ways)
+
+    def explained(self) -> str:
+        """Both words of every match and where: ``cached (title)``, ``cached~cache (solution,
+        by stem)``, ``time out~timeout (title, by compound)``, ``timeout (title) and ~time out
+        (solution, by split)``."""
+        texts = []
+        for n, way in enumerate(self.ways):
+            fields = ", ".join(way.fields)
+            if way.by == EXACT:
+                texts.append(f"{self.word} ({fields})")
+            else:
+                lead = self.word if n == 0 else ""
+                texts.append(f"{lead}~{'/'.join(way.terms[:2])} ({fields}, by {way.by})")
+        return " and ".join(texts)
 
 
-#: One word's part of a record's score, as ranking keeps it: (word's position in the
-#: words, fields holding the word, fields holding only a word of its stem, score).
-Part = tuple[int, int, int, float]
+#: One word's part of a record's score, as ranking keeps it: (word's position in the words,
+#: fields holding the word as written, fields holding only a word of its stem, fields holding
+#: it only by compound or split, score). The three masks never share a field.
+Part = tuple[int, int, int, int, float]
+
+
+def part_fields(part: Part) -> int:
+    """The fields (a mask, bit k is FIELDS[k]) that give a part, in any way."""
+    return part[1] | part[2] | part[3]
+
+
+def _names(mask: int) -> tuple[str, ...]:
+    return tuple(name for k, name in enumerate(FIELDS) if mask >> k & 1)
+
+
+#: Slot → the record terms a word matched in one way, each with the fields holding it.
+TermsBySlot = dict[int, list[tuple[str, int]]]
 
 
 @dataclass(frozen=True)
 class _Word:
-    """What explaining a word's part needs: the word, its idf, its stem terms by slot."""
+    """What explaining a word's part needs: the word, its idf, the terms it matched by slot."""
 
     text: str
     idf: float
-    stem_terms: dict[int, list[str]]
+    stem_terms: TermsBySlot
+    joined_terms: TermsBySlot
+    #: COMPOUND for two task words, SPLIT for one.
+    joined_by: str
 
 
 @dataclass(frozen=True)
@@ -208,30 +353,50 @@ class TaskHit:
     def matches(self) -> tuple[WordMatch, ...]:
         """The words that make the score, largest part first (built only for hits shown)."""
         found = []
-        for position, exact, stemmed, part in self.parts:
+        for position, exact, stemmed, joined, part in self.parts:
             word = self.words[position]
-            terms = tuple(word.stem_terms.get(self.slot, ())) if stemmed else ()
+            ways = []
+            if exact:
+                ways.append(Way(EXACT, (word.text,), _names(exact)))
+            if joined:
+                terms = _terms_in(word.joined_terms.get(self.slot, ()), joined)
+                ways.append(Way(word.joined_by, terms, _names(joined)))
+            if stemmed:
+                terms = _terms_in(word.stem_terms.get(self.slot, ()), stemmed)
+                ways.append(Way(STEM, terms, _names(stemmed)))
             found.append(
                 WordMatch(
                     word.text,
-                    ((word.text,) if exact else ()) + terms,
-                    tuple(f for k, f in enumerate(FIELDS) if (exact | stemmed) >> k & 1),
-                    bool(stemmed) and not exact,
+                    tuple(dict.fromkeys(term for way in ways for term in way.terms)),
+                    _names(exact | stemmed | joined),
+                    not (exact or joined),
                     word.idf,
                     part,
+                    tuple(ways),
                 )
             )
         found.sort(key=lambda m: (-m.score, m.word))
         return tuple(found)
 
+    def score_in(self, mask: int) -> float:
+        """The part of the score from words held (in any way) in the fields of ``mask``."""
+        return sum(part[4] for part in self.parts if part_fields(part) & mask)
+
+
+def _terms_in(terms: Sequence[tuple[str, int]], mask: int) -> tuple[str, ...]:
+    """The terms held in the fields of ``mask``, each once, in the order they were found."""
+    return tuple(dict.fromkeys(term for term, held in terms if held & mask))
+
 
 @dataclass
 class _Postings:
-    """A word's postings in the store: live slot → (exact fields, fields by stem only)."""
+    """A word's postings in the store: live slot → fields, in each way it matches."""
 
     exact: dict[int, int]
     by_stem: dict[int, int]
-    stem_terms: dict[int, list[str]]
+    stem_terms: TermsBySlot
+    joined: dict[int, int] = field(default_factory=dict)
+    joined_terms: TermsBySlot = field(default_factory=dict)
 
 
 def _decode(packed: bytes) -> array[int]:
@@ -240,17 +405,35 @@ def _decode(packed: bytes) -> array[int]:
     return values
 
 
+def _live_masks(inverted: InvertedIndex, i: int) -> dict[int, int]:
+    """Live slot → the fields holding ``inverted.terms[i]``."""
+    docs = inverted.docs
+    found: dict[int, int] = {}
+    for value in _decode(inverted.postings[i]):
+        slot = value >> COMPONENT_BITS
+        if docs[slot] is not None:
+            found[slot] = found.get(slot, 0) | value & _COMPONENTS
+    return found
+
+
+def _term_index(terms: Sequence[str], term: str) -> int | None:
+    i = bisect.bisect_left(terms, term)
+    return i if i < len(terms) and terms[i] == term else None
+
+
+def _add(masks: dict[int, int], held: TermsBySlot, term: str, found: dict[int, int]) -> None:
+    """Adds the slots of ``found`` (slot → fields) holding ``term`` to ``masks`` and ``held``."""
+    for slot, mask in found.items():
+        masks[slot] = masks.get(slot, 0) | mask
+        held.setdefault(slot, []).append((term, mask))
+
+
 def _postings(inverted: InvertedIndex, word: str, stems: bool) -> _Postings:
-    terms, docs = inverted.terms, inverted.docs
-    exact: dict[int, int] = {}
-    i = bisect.bisect_left(terms, word)
-    if i < len(terms) and terms[i] == word:
-        for value in _decode(inverted.postings[i]):
-            slot = value >> COMPONENT_BITS
-            if docs[slot] is not None:
-                exact[slot] = exact.get(slot, 0) | value & _COMPONENTS
+    terms = inverted.terms
+    i = _term_index(terms, word)
+    exact = _live_masks(inverted, i) if i is not None else {}
     by_stem: dict[int, int] = {}
-    stem_terms: dict[int, list[str]] = {}
+    stem_terms: TermsBySlot = {}
     own = stem(word)
     if stems and len(own) >= 4:
         # Every word with this stem starts with the stem less its last letter (cache → cach-ing).
@@ -259,13 +442,140 @@ def _postings(inverted: InvertedIndex, word: str, stems: bool) -> _Postings:
         while j < len(terms) and terms[j].startswith(start):
             term = terms[j]
             if term != word and stem(term) == own:
-                for value in _decode(inverted.postings[j]):
-                    slot = value >> COMPONENT_BITS
-                    if docs[slot] is not None:
-                        by_stem[slot] = by_stem.get(slot, 0) | value & _COMPONENTS
-                        stem_terms.setdefault(slot, []).append(term)
+                _add(by_stem, stem_terms, term, _live_masks(inverted, j))
             j += 1
     return _Postings(exact, by_stem, stem_terms)
+
+
+def _compound_postings(inverted: InvertedIndex, first: str, second: str) -> _Postings:
+    """The records holding ``first second`` written as one term (``time out``/``times out`` →
+    ``timeout``, ``timeouts``): a term whose stem is that of a spelling of ``first`` joined to
+    ``second`` (:func:`spellings`)."""
+    terms = inverted.terms
+    joined: dict[int, int] = {}
+    joined_terms: TermsBySlot = {}
+    for key in sorted({stem(head + second) for head in spellings(first)}):
+        start = key[:-1]  # as in _postings: every word of this stem starts with it
+        j = bisect.bisect_left(terms, start)
+        while j < len(terms) and terms[j].startswith(start):
+            if stem(terms[j]) == key:
+                _add(joined, joined_terms, terms[j], _live_masks(inverted, j))
+            j += 1
+    return _Postings({}, {}, {}, joined, joined_terms)
+
+
+def _head_terms(terms: Sequence[str], head: str) -> list[int]:
+    """Indexes of the terms that may be written ``head`` in a compound (``time``: time, times,
+    timed, timing), the inverse of :func:`spellings`."""
+    # A term is its stem plus an ending, and its stem is ``head`` or ``head`` less a final e
+    # (a y when the term ends in -ies): all start with this.
+    start = head[:-1] if head[-1] in "ey" else head
+    found = []
+    j = bisect.bisect_left(terms, start)
+    while j < len(terms) and terms[j].startswith(start):
+        if head in spellings(terms[j]):
+            found.append(j)
+        j += 1
+    return found
+
+
+def _split_postings(
+    inverted: InvertedIndex, word: str, fields_of: Callable[[int], list[str]]
+) -> tuple[dict[int, int], TermsBySlot]:
+    """The records that write ``word`` as two adjacent words (``timeout``: ``time out``,
+    ``timed out``), and the fields where they do.
+
+    Postings hold terms, not positions, so the two words are looked for side by side in
+    the record's text (``fields_of``), only in the records whose postings put both halves in
+    one field: the record must really say ``time out``, not ``time`` and ``out`` apart.
+    """
+    terms = inverted.terms
+    joined: dict[int, int] = {}
+    joined_terms: TermsBySlot = {}
+    for cut in range(HALF_MIN, len(word) - 1):
+        head, tail = word[:cut], word[cut:]
+        if not compound_halves(head, tail):
+            continue
+        t = _term_index(terms, tail)
+        heads = _head_terms(terms, head) if t is not None else []
+        if t is None or not heads:
+            continue
+        tail_fields = _live_masks(inverted, t)
+        for j in heads:
+            phrase = f" {terms[j]} {tail} "
+            for slot, mask in _live_masks(inverted, j).items():
+                common = mask & tail_fields.get(slot, 0)
+                if not common:
+                    continue
+                fields = fields_of(slot)
+                said = sum(
+                    1 << k for k in range(len(FIELDS)) if common >> k & 1 and phrase in fields[k]
+                )
+                if said:
+                    joined[slot] = joined.get(slot, 0) | said
+                    joined_terms.setdefault(slot, []).append((phrase.strip(), said))
+    return joined, joined_terms
+
+
+def _word_postings(
+    inverted: InvertedIndex,
+    words: Sequence[TaskWord],
+    settings: Settings,
+    text_of: Callable[[int], str] | None,
+) -> list[_Postings]:
+    """Each word's postings, in every way it may match (see the module docstring)."""
+    read: dict[int, list[str]] = {}
+
+    def fields_of(slot: int) -> list[str]:
+        found = read.get(slot)
+        if found is None:
+            assert text_of is not None
+            found = read[slot] = text_of(slot).split(FIELD_SEPARATOR)
+        return found
+
+    every = []
+    for word in words:
+        if word.halves is not None:
+            found = _compound_postings(inverted, *word.halves)
+        elif settings.prefix:
+            found = _prefix_postings(inverted, word.text)
+        else:
+            found = _postings(inverted, word.text, settings.stem_discount > 0)
+            if settings.split_discount and text_of is not None:
+                found.joined, found.joined_terms = _split_postings(inverted, word.text, fields_of)
+        every.append(found)
+    # Stems off where they mislead (Settings.lead_stems): ``times`` of ``times out`` is not
+    # ``time`` where the store says ``timeout``.
+    leads = {
+        word.halves[0]
+        for word, found in zip(words, every, strict=True)
+        if word.halves is not None
+        and (
+            (settings.lead_stems == "compound" and found.joined)
+            or (settings.lead_stems == "particle" and word.halves[1] in PARTICLES)
+            or (settings.lead_stems == "phrasal" and found.joined and word.halves[1] in PARTICLES)
+        )
+    }
+    for word, found in zip(words, every, strict=True):
+        if word.halves is None and word.text in leads:
+            found.by_stem, found.stem_terms = {}, {}
+    # A compound bridges two spellings of one thing: where a field already holds the task's
+    # words themselves (``rolling back`` beside ``rollback``), they count, and the compound
+    # does not count the same thing again.
+    own = {w.text: f for w, f in zip(words, every, strict=True) if w.halves is None}
+    for word, found in zip(words, every, strict=True):
+        if word.halves is None or not found.joined:
+            continue
+        halves = [own.get(half) for half in word.halves if half not in STOP_WORDS]
+        for slot, mask in list(found.joined.items()):
+            held = mask
+            for half in halves:
+                held &= 0 if half is None else half.exact.get(slot, 0) | half.by_stem.get(slot, 0)
+            if mask & ~held:
+                found.joined[slot] = mask & ~held
+            else:
+                del found.joined[slot]
+    return every
 
 
 def idf_of(df: int, total: int) -> float:
@@ -307,17 +617,17 @@ def _bounded(held: list[Part], settings: Settings, unit: float) -> tuple[list[Pa
     """A record's parts with the caps applied (see Settings): the words beyond max_words left
     out, and the rarely-shown words' parts scaled down to their cap; and the new score."""
     if settings.max_words and len(held) > settings.max_words:
-        held = sorted(held, key=lambda part: -part[3])[: settings.max_words]
+        held = sorted(held, key=lambda part: -part[4])[: settings.max_words]
     cap = settings.rarely_shown_cap * unit
     if cap:
-        hidden = sum(p[3] for p in held if not (p[1] | p[2]) & SHOWN_MASK)
+        hidden = sum(p[4] for p in held if not part_fields(p) & SHOWN_MASK)
         if hidden > cap:
             scale = cap / hidden
             held = [
-                p if (p[1] | p[2]) & SHOWN_MASK else (p[0], p[1], p[2], p[3] * scale)
+                p if part_fields(p) & SHOWN_MASK else (p[0], p[1], p[2], p[3], p[4] * scale)
                 for p in held
             ]
-    return held, sum(p[3] for p in held)
+    return held, sum(p[4] for p in held)
 
 
 def rank_task(
@@ -328,6 +638,7 @@ def rank_task(
     admit: Callable[[IndexedRecord], bool] = lambda doc: doc.is_active,
     floor: bool = True,
     lengths: Sequence[Sequence[int] | None] | None = None,
+    text_of: Callable[[int], str] | None = None,
 ) -> list[TaskHit]:
     """The records relevant to ``words``, best first (score, then id), each explained.
 
@@ -335,7 +646,8 @@ def rank_task(
     every live record counts for the words' document frequencies. ``floor=False``
     keeps the records below the relevance floor (the bench measures what it costs).
     ``lengths`` (slot → the tokens in each field, FIELDS order) is needed when
-    ``settings.b`` is above 0.
+    ``settings.b`` is above 0. ``text_of`` (slot → the record's joined field strings,
+    IndexedRecord.text) confirms matches by split; without it there are none.
     """
     settings = settings or Settings()
     docs = inverted.docs
@@ -354,44 +666,48 @@ def rank_task(
     scores: dict[int, float] = {}
     parts: dict[int, list[Part]] = {}
     explained: list[_Word] = []
-    for word in words:
-        found = (
-            _prefix_postings(inverted, word.text)
-            if settings.prefix
-            else _postings(inverted, word.text, discount > 0)
-        )
-        holders = found.exact.keys() | found.by_stem.keys()
+    for word, found in zip(words, _word_postings(inverted, words, settings, text_of), strict=True):
+        holders = found.exact.keys() | found.by_stem.keys() | found.joined.keys()
         df = len(holders)
         if df == 0 or (total >= SMALL_STORE and df > settings.max_df_share * total):
             continue
         idf = idf_of(df, total)
         position = len(explained)
-        explained.append(_Word(word.text, idf, found.stem_terms))
+        joined_by = COMPOUND if word.halves is not None else SPLIT
+        explained.append(_Word(word.text, idf, found.stem_terms, found.joined_terms, joined_by))
+        joined_discount = (
+            settings.compound_discount if word.halves is not None else settings.split_discount
+        )
         scale = word.weight * idf
-        exact_of, stem_of = found.exact.get, found.by_stem.get
+        exact_of, stem_of, joined_of = found.exact.get, found.by_stem.get, found.joined.get
         # The inner loop of a brief: every record holding a word passes here once per word.
         for slot in holders:
             exact = exact_of(slot, 0)
-            stemmed = stem_of(slot, 0) & ~exact
+            joined = joined_of(slot, 0) & ~exact
+            stemmed = stem_of(slot, 0) & ~exact & ~joined
             if norms is None:
                 tf = weight_of[exact] + discount * weight_of[stemmed]
+                if joined:
+                    tf += joined_discount * weight_of[joined]
                 if size_b:
                     size = docs[slot].size  # type: ignore[union-attr]
                     tf /= 1 - size_b + size_b * size / average_size
             else:
                 norm = norms[slot]
                 tf = sum(
-                    weights[k] * (1.0 if exact >> k & 1 else discount) / norm[k]
+                    weights[k]
+                    * (1.0 if exact >> k & 1 else joined_discount if joined >> k & 1 else discount)
+                    / norm[k]
                     for k in range(len(FIELDS))
-                    if (exact | stemmed) >> k & 1
+                    if (exact | stemmed | joined) >> k & 1
                 )
             part = scale * tf / (tf + k1)
             scores[slot] = scores.get(slot, 0.0) + part
             held = parts.get(slot)
             if held is None:
-                parts[slot] = [(position, exact, stemmed, part)]
+                parts[slot] = [(position, exact, stemmed, joined, part)]
             else:
-                held.append((position, exact, stemmed, part))
+                held.append((position, exact, stemmed, joined, part))
     unit = idf_of(1, total)
     least = settings.floor * unit if total >= SMALL_STORE else 0.0
     kept_words = tuple(explained)
