@@ -399,7 +399,7 @@ def _guard_text(guard: dict[str, Any], paths: list[str]) -> str:
     from reliora_git.records.guards import shown_pattern
 
     where = ", ".join(guard.get("paths") or paths) or "every file"
-    action = "blocks a commit" if guard.get("severity") == "block" else "warns at commit"
+    action = "blocks a commit" if guard.get("severity") == "block" else "warns at a commit"
     return f"the pre-commit hook {action} that adds `{shown_pattern(guard['pattern'])}` in {where}"
 
 
