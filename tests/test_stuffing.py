@@ -6,6 +6,8 @@ and caps what words held only in rarely-shown sections give (search/taskrank.py)
 
 from __future__ import annotations
 
+import json
+
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker
 
@@ -111,3 +113,23 @@ def test_a_stuffed_record_counts_at_most_ten_words(
     document = cli.json("brief", "--limit", "30", TASKS["docker-dns"])
     stuffed = [x for x in document["lessons"] + document["omitted"] if x["id"] == "stuffed"]
     assert not stuffed or len(stuffed[0]["reason"]["tokens"]) <= 10
+
+
+def test_check_warns_about_a_record_far_larger_than_the_store_s(
+    store: Store, write_record: RecordMaker, cli: Cli
+) -> None:
+    make_store(write_record)
+    words = " ".join(f"word{n}" for n in range(1000))
+    write_record(
+        "huge-vocabulary",
+        "Notes on everything",
+        f"## Task\n{words}\n\n## Solution\nSee the wiki.\n",
+    )
+    report = cli("check", "--json")
+    files = {f["locator"].rsplit("/", 1)[-1]: f for f in json.loads(report.stdout)["files"]}
+    warned = [
+        name
+        for name, f in files.items()
+        if any("times the store's median" in p["message"] for p in f["problems"])
+    ]
+    assert warned == ["huge-vocabulary.md"]

@@ -118,6 +118,7 @@ def check(
     report = judge(view, judged_of_index(index), named, modified)
     _report_secrets(index, report, config.secrets_entropy)
     _report_supersedes(index, report)
+    _report_outsized(index, report)
     if any(doc is not None and doc.guards for doc in index.inverted.docs):
         from reliora_git.operations.guards import add_head_warnings
 
@@ -163,6 +164,19 @@ def _report_supersedes(index: StoreIndex, report: CheckReport) -> None:
 
     records = ((d.id, d.locator, d.supersedes) for d in index.all_docs if d is not None)
     report.add_problems(supersedes_problems(records), index.locators)
+
+
+def _report_outsized(index: StoreIndex, report: CheckReport) -> None:
+    """Warn on records far larger than the store's usual one (search/outliers.py)."""
+    from reliora_git.search.outliers import outsized
+
+    docs = index.inverted.docs
+    sizes = [
+        (locator, doc.size)
+        for locator, value in zip(index.locators, index.values, strict=True)
+        if isinstance(value, int) and (doc := docs[value]) is not None
+    ]
+    report.add_problems(outsized(sizes), index.locators)
 
 
 def secret_problem(finding: Finding) -> Problem:
