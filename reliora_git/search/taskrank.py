@@ -103,6 +103,8 @@ class Settings:
     #: store's average): a record's own words, not the task's, decide how much each is
     #: worth, so a record stuffed with a store's vocabulary gains little from each word.
     size_b: float = 0.75
+    #: Normalise the agent's keywords' parts too (False: only the task's own words).
+    size_keywords: bool = False
     #: At most this many words count for a record (its largest parts); 0: no cap.
     max_words: int = 10
     #: Words held only in fields a brief shows little of (RARELY_SHOWN) give a record at most
@@ -120,7 +122,7 @@ class Settings:
     #: (``user`` of ``user input`` too); "particle", a word followed by a particle whether
     #: or not the store holds the compound (``fail`` of ``fail on CI`` too); "keep", nobody's.
     #: Measured in bench/brief.py and docs/ranking.md.
-    lead_stems: str = "phrasal"
+    lead_stems: str = "particle"
 
     def mask_weights(self) -> list[float]:
         """Summed field weights of every component mask (bit k is FIELDS[k])."""
@@ -689,7 +691,7 @@ def rank_task(
                 tf = weight_of[exact] + discount * weight_of[stemmed]
                 if joined:
                     tf += joined_discount * weight_of[joined]
-                if size_b:
+                if size_b and (settings.size_keywords or word.source == "task"):
                     size = docs[slot].size  # type: ignore[union-attr]
                     tf /= 1 - size_b + size_b * size / average_size
             else:
