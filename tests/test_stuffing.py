@@ -102,6 +102,9 @@ def test_a_stuffed_record_does_not_rank_first_for_any_task(
     for expected, task in TASKS.items():
         lessons = cli.json("brief", task)["lessons"]
         assert lessons and lessons[0]["id"] == expected, (task, [x["id"] for x in lessons])
+        keywords = " ".join(task.split()[:4])
+        with_query = cli.json("brief", task, "--query", keywords)["lessons"]
+        assert with_query and with_query[0]["id"] == expected, (task, keywords)
         pushed = cli.json("brief", "--push", task)["lessons"]
         assert all(x["form"] == "line" for x in pushed if x["id"] == "stuffed")
 
