@@ -88,23 +88,6 @@ def git_places(cwd: Path) -> GitPlaces:
     return GitPlaces(Path(lines[0]), (cwd / lines[1]).resolve())
 
 
-def repo_relative(file: str, cwd: Path, top: Path | None) -> str | None:
-    """``file`` (absolute, or relative to ``cwd``) from the top of the work tree; None outside."""
-    path = Path(file)
-    if not path.is_absolute():
-        path = cwd / path
-    path = Path(os.path.normpath(path))
-    base = top or cwd
-    for candidate_base in (base, Path(os.path.realpath(base))):
-        for candidate in (path, Path(os.path.realpath(path))):
-            try:
-                relative = candidate.relative_to(candidate_base).as_posix()
-            except ValueError:
-                continue
-            return None if relative == "." else relative
-    return None
-
-
 def answer(event: HookEvent, places: GitPlaces) -> str:
     """The text to push for ``event`` ("" for nothing); RelioraError for a store problem.
 
@@ -118,6 +101,8 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
         return ask(event, places.top, places.state)
     relative: list[str] = []
     if event.kind == "file":
+        from reliora_git.operations.paths import repo_relative
+
         for file in event.files:
             path = repo_relative(file, event.cwd, places.top)
             if path is None or path == ".reliora" or path.startswith(".reliora/"):

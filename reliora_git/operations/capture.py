@@ -347,7 +347,7 @@ def ask_text(
 def ask(event: HookEvent, top: Path | None, state: Path | None) -> str:
     """What the end-of-turn hook says for ``event`` ("" for nothing); marks the session asked."""
     from reliora_git.operations import session, transcript
-    from reliora_git.operations.agent_hook import repo_relative
+    from reliora_git.operations.paths import repo_relative
     from reliora_git.storage.config import load_config
     from reliora_git.storage.store import find_store
 

@@ -118,3 +118,20 @@ def saved_paths(store: Store, given: list[str]) -> tuple[list[str], list[PathWar
         if not found.exists:
             warnings.append(PathWarning(found.path))
     return kept, warnings
+
+
+def repo_relative(file: str, cwd: Path, top: Path | None) -> str | None:
+    """``file`` (absolute, or relative to ``cwd``) from the top of the work tree; None outside."""
+    path = Path(file)
+    if not path.is_absolute():
+        path = cwd / path
+    path = Path(os.path.normpath(path))
+    base = top or cwd
+    for candidate_base in (base, Path(os.path.realpath(base))):
+        for candidate in (path, Path(os.path.realpath(path))):
+            try:
+                relative = candidate.relative_to(candidate_base).as_posix()
+            except ValueError:
+                continue
+            return None if relative == "." else relative
+    return None
