@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import pytest
 from tests.conftest import Cli, git, reliora_executable
 from tests.real_clients import anthropic_api
 from tests.real_clients.mock_model import MockModel, find_binary
+from tests.real_clients.project import Lesson, Project, make_project
 
 FINAL_TEXT = "Done: the mock model's final answer"
 #: The reliora MCP tools the first request must offer (Claude Code prefixes them).
@@ -28,62 +28,10 @@ MCP_TOOLS = {"mcp__reliora__brief", "mcp__reliora__about", "mcp__reliora__search
 CLAUDE_TIMEOUT = 90
 
 
-@dataclass(frozen=True)
-class Lesson:
-    id: str
-    marker: str  # a word only its solution holds: once per full copy of the lesson
-
-
-def record(cli: Cli, fields: dict[str, Any], marker: str) -> Lesson:
-    done = cli("record", "--json", "-", input=json.dumps(fields))
-    assert done.returncode == 0, done.stderr
-    return Lesson(json.loads(done.stdout)["id"], marker)
-
-
-@dataclass(frozen=True)
-class Project:
-    root: Path
-    invoice: Lesson  # matches the invoice prompt
-    billing: Lesson  # about src/billing.py
-
-
 @pytest.fixture
 def project(repo: Path, cli: Cli) -> Project:
     """A committed repository with a store, two lessons and Claude Code's project files."""
-    (repo / "src").mkdir()
-    (repo / "src" / "billing.py").write_text(
-        "def total(items):\n    return sum(item.price for item in items)\n", encoding="utf-8"
-    )
-    git(repo, "add", "src/billing.py")
-    git(repo, "commit", "-q", "-m", "billing")
-    assert cli("init").returncode == 0
-    invoice = record(
-        cli,
-        {
-            "title": "Invoice totals drift by a cent when rounded per line",
-            "task": "Fix the rounding of invoice totals",
-            "problems": ["Invoice totals were off by a cent against the ledger"],
-            "solution": "Round invoice totals once, at the end, with Decimal and "
-            "ROUND_HALF_EVEN (ZEBRAFISH-7).",
-        },
-        "ZEBRAFISH-7",
-    )
-    billing = record(
-        cli,
-        {
-            "title": "Billing amounts are integer cents",
-            "task": "Change how the billing module adds up prices",
-            "solution": "Keep every amount in the billing module in integer cents; "
-            "never a float (OCELOT-3).",
-            "paths": ["src/billing.py"],
-        },
-        "OCELOT-3",
-    )
-    install = cli("agent", "install", "claude-code")
-    assert install.returncode == 0, install.stderr
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "store and agent files")
-    return Project(repo, invoice, billing)
+    return make_project(repo, cli, ("claude-code",))
 
 
 def claude_env(model: MockModel, home: Path) -> dict[str, str]:

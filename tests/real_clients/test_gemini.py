@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import pytest
 from tests.conftest import Cli, git, reliora_executable
 from tests.real_clients import gemini_api
 from tests.real_clients.mock_model import MockModel, find_binary
+from tests.real_clients.project import Project, make_project
 
 #: The reliora MCP tools the first request must offer (Gemini CLI prefixes them).
 MCP_TOOLS = {"mcp_reliora_brief", "mcp_reliora_about", "mcp_reliora_search"}
@@ -39,62 +39,10 @@ USER_SETTINGS = {
 }
 
 
-@dataclass(frozen=True)
-class Lesson:
-    id: str
-    marker: str  # a word only its solution holds: once per full copy of the lesson
-
-
-def record(cli: Cli, fields: dict[str, Any], marker: str) -> Lesson:
-    done = cli("record", "--json", "-", input=json.dumps(fields))
-    assert done.returncode == 0, done.stderr
-    return Lesson(json.loads(done.stdout)["id"], marker)
-
-
-@dataclass(frozen=True)
-class Project:
-    root: Path
-    invoice: Lesson  # matches the invoice prompt
-    billing: Lesson  # about src/billing.py
-
-
 @pytest.fixture
 def project(repo: Path, cli: Cli) -> Project:
     """A committed repository with a store, two lessons and Gemini CLI's project files."""
-    (repo / "src").mkdir()
-    (repo / "src" / "billing.py").write_text(
-        "def total(items):\n    return sum(item.price for item in items)\n", encoding="utf-8"
-    )
-    git(repo, "add", "src/billing.py")
-    git(repo, "commit", "-q", "-m", "billing")
-    assert cli("init").returncode == 0
-    invoice = record(
-        cli,
-        {
-            "title": "Invoice totals drift by a cent when rounded per line",
-            "task": "Fix the rounding of invoice totals",
-            "problems": ["Invoice totals were off by a cent against the ledger"],
-            "solution": "Round invoice totals once, at the end, with Decimal and "
-            "ROUND_HALF_EVEN (ZEBRAFISH-7).",
-        },
-        "ZEBRAFISH-7",
-    )
-    billing = record(
-        cli,
-        {
-            "title": "Billing amounts are integer cents",
-            "task": "Change how the billing module adds up prices",
-            "solution": "Keep every amount in the billing module in integer cents; "
-            "never a float (OCELOT-3).",
-            "paths": ["src/billing.py"],
-        },
-        "OCELOT-3",
-    )
-    install = cli("agent", "install", "gemini")
-    assert install.returncode == 0, install.stderr
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "store and agent files")
-    return Project(repo, invoice, billing)
+    return make_project(repo, cli, ("gemini",))
 
 
 def gemini_home(home: Path, project: Path) -> Path:
