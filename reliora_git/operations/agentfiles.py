@@ -176,6 +176,61 @@ def _group_is_ours(value: Any) -> bool:
     return isinstance(hooks, list) and any(is_our_hook(h) for h in hooks)
 
 
+Found = tuple[PathStep, ...]
+
+
+def _hook_lists(
+    wanted: dict[str, Any],
+    holds_ours: Callable[[Any], bool],
+    find: Callable[[str], Found | None],
+    remove: Callable[[str, Found], str],
+    top: dict[str, Any] | None,
+) -> Editor:
+    """The editor of ``{"hooks": {event: [item, …]}}`` files: ``wanted`` maps each event to the
+    item install appends to its list; ``holds_ours`` says whether a list item runs our hook;
+    ``find`` gives the path of our next hook entry and ``remove`` takes it out."""
+
+    def install(text: str | None, name: str) -> str:
+        if text is None:
+            document = {**(top or {}), "hooks": {e: [item] for e, item in wanted.items()}}
+            return json.dumps(document, indent=2) + "\n"
+        root = root_object(text, name)
+        if object_at(text, ("hooks",), name) is None:
+            return jsonedit.append(text, root, {e: [i] for e, i in wanted.items()}, key="hooks")
+        for event, item in wanted.items():
+            hooks = object_at(text, ("hooks",), name)
+            assert hooks is not None
+            items = array_at(text, ("hooks", event), name)
+            if items is None:
+                text = jsonedit.append(text, hooks, [item], key=event)
+            elif not any(holds_ours(value_of(text, i)) for i in items.children):
+                text = jsonedit.append(text, items, item)
+        return text
+
+    def uninstall(text: str | None, name: str) -> str | None:
+        if text is None:
+            return None
+        root_object(text, name)
+        while (found := find(text)) is not None:
+            text = remove(text, found)
+        return emptied(text, top)
+
+    def state(text: str | None, name: str) -> str:
+        if text is None:
+            return "absent"
+        root_object(text, name)
+        present = 0
+        for event in wanted:
+            items = jsonedit.resolve(text, ("hooks", event))
+            if items is not None and items.kind == "array":
+                present += any(holds_ours(value_of(text, i)) for i in items.children)
+        if present == len(wanted):
+            return "installed"
+        return "partial" if present or find(text) else "not installed"
+
+    return Editor(install, uninstall, state)
+
+
 def grouped_hooks(
     events: Sequence[tuple[str, str | None]],
     entry: dict[str, Any],
@@ -185,54 +240,19 @@ def grouped_hooks(
     list of groups of a ``matcher`` (None: no matcher) and ``hooks`` entries; ``top`` are
     members a new file starts with."""
     wanted = {event: _group(matcher, entry) for event, matcher in events}
-
-    def install(text: str | None, name: str) -> str:
-        if text is None:
-            document = {**(top or {}), "hooks": {e: [g] for e, g in wanted.items()}}
-            return json.dumps(document, indent=2) + "\n"
-        root = root_object(text, name)
-        if object_at(text, ("hooks",), name) is None:
-            return jsonedit.append(text, root, {e: [g] for e, g in wanted.items()}, key="hooks")
-        for event, group in wanted.items():
-            hooks = object_at(text, ("hooks",), name)
-            assert hooks is not None
-            groups = array_at(text, ("hooks", event), name)
-            if groups is None:
-                text = jsonedit.append(text, hooks, [group], key=event)
-            elif not any(_group_is_ours(value_of(text, g)) for g in groups.children):
-                text = jsonedit.append(text, groups, group)
-        return text
-
-    def uninstall(text: str | None, name: str) -> str | None:
-        if text is None:
-            return None
-        root_object(text, name)
-        while (found := _find_grouped(text)) is not None:
-            entries = jsonedit.resolve(text, found[:-1])
-            assert entries is not None
-            if len(entries.children) == 1:  # the group runs only our hook: the group goes
-                text = remove_cascading(text, found[:-2], keep=0)
-            else:  # someone added their hook to our group: only ours goes
-                text = remove_cascading(text, found, keep=len(found) - 1)
-        return emptied(text, top)
-
-    def state(text: str | None, name: str) -> str:
-        if text is None:
-            return "absent"
-        root_object(text, name)
-        present = 0
-        for event in wanted:
-            groups = jsonedit.resolve(text, ("hooks", event))
-            if groups is not None and groups.kind == "array":
-                present += any(_group_is_ours(value_of(text, g)) for g in groups.children)
-        if present == len(wanted):
-            return "installed"
-        return "partial" if present or _find_grouped(text) else "not installed"
-
-    return Editor(install, uninstall, state)
+    return _hook_lists(wanted, _group_is_ours, _find_grouped, _remove_grouped, top)
 
 
-def _find_grouped(text: str) -> tuple[PathStep, ...] | None:
+def _remove_grouped(text: str, found: Found) -> str:
+    entries = jsonedit.resolve(text, found[:-1])
+    assert entries is not None
+    if len(entries.children) == 1:  # the group runs only our hook: the group goes
+        return remove_cascading(text, found[:-2], keep=0)
+    # Someone added their hook to our group: only ours goes.
+    return remove_cascading(text, found, keep=len(found) - 1)
+
+
+def _find_grouped(text: str) -> Found | None:
     hooks = jsonedit.resolve(text, ("hooks",))
     if hooks is None or hooks.keys is None:
         return None
@@ -258,49 +278,16 @@ def flat_hooks(
 ) -> Editor:
     """Hooks as a list of entries per event under ``hooks``; ``top`` are the members a new
     file starts with (e.g. ``{"version": 1}``), removed with the file when nothing else is left."""
-
-    def install(text: str | None, name: str) -> str:
-        if text is None:
-            document = {**(top or {}), "hooks": {e: [entry] for e in events}}
-            return json.dumps(document, indent=2) + "\n"
-        root = root_object(text, name)
-        if object_at(text, ("hooks",), name) is None:
-            return jsonedit.append(text, root, {e: [entry] for e in events}, key="hooks")
-        for event in events:
-            hooks = object_at(text, ("hooks",), name)
-            assert hooks is not None
-            entries = array_at(text, ("hooks", event), name)
-            if entries is None:
-                text = jsonedit.append(text, hooks, [entry], key=event)
-            elif not any(is_our_hook(value_of(text, e)) for e in entries.children):
-                text = jsonedit.append(text, entries, entry)
-        return text
-
-    def uninstall(text: str | None, name: str) -> str | None:
-        if text is None:
-            return None
-        root_object(text, name)
-        while (found := _find_flat(text)) is not None:
-            text = remove_cascading(text, found, keep=0)
-        return emptied(text, top)
-
-    def state(text: str | None, name: str) -> str:
-        if text is None:
-            return "absent"
-        root_object(text, name)
-        present = 0
-        for event in events:
-            entries = jsonedit.resolve(text, ("hooks", event))
-            if entries is not None and entries.kind == "array":
-                present += any(is_our_hook(value_of(text, e)) for e in entries.children)
-        if present == len(events):
-            return "installed"
-        return "partial" if present or _find_flat(text) else "not installed"
-
-    return Editor(install, uninstall, state)
+    return _hook_lists(
+        dict.fromkeys(events, entry),
+        is_our_hook,
+        _find_flat,
+        lambda text, found: remove_cascading(text, found, keep=0),
+        top,
+    )
 
 
-def _find_flat(text: str) -> tuple[PathStep, ...] | None:
+def _find_flat(text: str) -> Found | None:
     hooks = jsonedit.resolve(text, ("hooks",))
     if hooks is None or hooks.keys is None:
         return None
