@@ -48,7 +48,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from reliora_git.operations import api  # noqa: E402
+from reliora_git.operations.lessons import reads  # noqa: E402
 from reliora_git.records.errors import RelioraError  # noqa: E402
 from reliora_git.search.rank import FIELD_SEPARATOR  # noqa: E402
 from reliora_git.search.stopwords import STOP_WORDS  # noqa: E402
@@ -100,7 +100,7 @@ def search_ranking(store: Store, index: StoreIndex) -> Ranking:
 
     def rank(task: str, query: str) -> list[str]:
         try:
-            result = api.search(store, f"{task} {query}".strip(), index=index)
+            result = reads.search(store, f"{task} {query}".strip(), index=index)
         except RelioraError:
             return []
         return [hit.doc.id for hit in result.hits[:DEPTH]]
@@ -394,8 +394,8 @@ def moved_out(index: StoreIndex, record_id: str) -> Iterator[None]:
 def push_figures(store: Store, index: StoreIndex, tasks: Sequence[Task]) -> dict[str, Any]:
     """What the prompt push gives for each task (its text alone, as a hook gets it), with the
     task's note stored and with it moved out, against the full brief's top 5."""
-    from reliora_git.operations.brief import brief
-    from reliora_git.operations.push import push
+    from reliora_git.operations.brief.full import brief
+    from reliora_git.operations.brief.push import push
 
     figures: dict[str, Any] = {}
     for variant in ("stored", "movedOut"):
@@ -437,7 +437,7 @@ def session_figures(
 ) -> dict[str, Any]:
     """A session of ``size`` prompts on one topic (the tasks whose notes share the commonest
     tag), pushed through compose with the session's memory as the hooks keep it."""
-    from reliora_git.operations.push import candidates, compose
+    from reliora_git.operations.brief.push import candidates, compose
 
     tags: Counter[str] = Counter()
     tagged: dict[str, list[Task]] = {}

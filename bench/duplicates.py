@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     os.environ["RELIORA_NO_CACHE"] = "1"  # a temporary store: nothing to keep
     os.environ.setdefault("RELIORA_NO_PROGRESS", "1")
-    from reliora_git.operations.check import judged_of_index
+    from reliora_git.operations.review.check import judged_of_index
     from reliora_git.search.duplicates import find_similar
     from reliora_git.storage.index import open_index
     from reliora_git.storage.store import Store

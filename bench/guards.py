@@ -132,7 +132,7 @@ def guards_off(checkout: Path) -> Path:
     text = staged.read_text(encoding="utf-8")
     step = "guards = staged_guards(store, staged)"
     if step not in text:
-        sys.exit("bench: cannot find the guard step in operations/staged.py")
+        sys.exit("bench: cannot find the guard step in operations/review/staged.py")
     staged.write_text(text.replace(step, "guards = GuardReport()"), encoding="utf-8")
     return checkout
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations.agentfiles import MD_BEGIN, MD_END
+from reliora_git.operations.agents.files import MD_BEGIN, MD_END
 from tests.conftest import Cli
 
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations import agents, jsonedit
-from reliora_git.operations.agentfiles import MD_BEGIN, MD_END
-from reliora_git.operations.clients.instructions import BLOCK
+from reliora_git.operations.agents import install as agents
+from reliora_git.operations.agents import jsonedit
+from reliora_git.operations.agents.clients.instructions import BLOCK
+from reliora_git.operations.agents.files import MD_BEGIN, MD_END
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 

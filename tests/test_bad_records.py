@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations import api
+from reliora_git.operations.lessons import reads
 from reliora_git.records.text import escape_invisible
 from reliora_git.storage.catalog import load_catalog
 from reliora_git.storage.store import Store
@@ -196,7 +196,7 @@ def test_show_and_feedback_still_work_beside_the_bad_files(
     assert cli.json("show", "flaky-pytest")["id"] == "flaky-pytest-timeouts"
     done = cli("feedback", "flaky-pytest", "success")
     assert done.returncode == 0, done.stderr
-    assert api.show(store, "flaky-pytest-timeouts").feedback.success == 1
+    assert reads.show(store, "flaky-pytest-timeouts").feedback.success == 1
 
 
 def test_the_python_object_tag_constructs_nothing(

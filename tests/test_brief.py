@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations.brief import CHARS_PER_TOKEN, FRAMING, brief
+from reliora_git.operations.brief.full import CHARS_PER_TOKEN, FRAMING, brief
 from reliora_git.records.errors import RelioraError
 from reliora_git.search.inverted import InvertedIndex
 from reliora_git.search.rank import IndexedRecord, index_record

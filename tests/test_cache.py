@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from reliora_git.interfaces.commands import searching
-from reliora_git.operations import api
 from reliora_git.storage import cache, values
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
@@ -116,7 +115,7 @@ def test_cache_is_written_under_the_git_dir_and_then_used(
     monkeypatch.setattr(
         values, "read_text", lambda entry: reads.append(entry.locator) or real(entry)
     )
-    assert [h.doc.id for h in api.search(populated, "timeouts").hits] == ["flaky-a"]
+    assert [h.doc.id for h in reads.search(populated, "timeouts").hits] == ["flaky-a"]
     assert reads == []  # every file came from the cache
 
 

@@ -1,4 +1,4 @@
-"""The end-of-turn ask (operations/capture.py, SPEC §16): trouble found in a session's steps,
+"""The end-of-turn ask (operations/agents/capture.py, SPEC §16): trouble found in a session's steps,
 the ask's text, and the installed hook answering a Stop event once a session."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.capture import (
+from reliora_git.operations.agents.capture import (
     MAX_FEEDBACK,
     OPENING,
     Trouble,
@@ -19,7 +19,7 @@ from reliora_git.operations.capture import (
     find,
     is_probe,
 )
-from reliora_git.operations.transcript import Step
+from reliora_git.operations.agents.transcript import Step
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.clients import codex
-from reliora_git.operations.clients.base import HookInputError
+from reliora_git.operations.agents.clients import codex
+from reliora_git.operations.agents.clients.base import HookInputError
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.clients import copilot
-from reliora_git.operations.clients.base import hook_command
+from reliora_git.operations.agents.clients import copilot
+from reliora_git.operations.agents.clients.base import hook_command
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git, reliora_executable
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.agentfiles import MD_BEGIN
-from reliora_git.operations.clients import gemini
-from reliora_git.operations.clients.base import HookInputError
+from reliora_git.operations.agents.clients import gemini
+from reliora_git.operations.agents.clients.base import HookInputError
+from reliora_git.operations.agents.files import MD_BEGIN
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations import api
+from reliora_git.operations.lessons import writes
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.feedback import parse_event
 from reliora_git.records.model import Record
@@ -32,7 +32,7 @@ def _worker(root: str, worker: int, rounds: int) -> list[str]:
     store = Store(Path(root))
     ids = []
     for n in range(rounds):
-        saved = api.record(
+        saved = writes.record(
             store,
             Record(
                 # The same title in every process: ids then differ only by their random
@@ -44,7 +44,7 @@ def _worker(root: str, worker: int, rounds: int) -> list[str]:
                 author=f"worker {worker}",  # skips a `git config` run per record
             ),
         )
-        api.feedback(store, saved.record.id, "success", note=f"worker {worker} round {n}")
+        writes.feedback(store, saved.record.id, "success", note=f"worker {worker} round {n}")
         ids.append(saved.record.id)
     return ids
 
@@ -118,7 +118,7 @@ def test_concurrent_cli_processes_lose_nothing(store: Store, repo: Path) -> None
 _CRASH_BETWEEN_TEMP_AND_LINK = """
 import os, signal, sys
 from pathlib import Path
-from reliora_git.operations import api
+from reliora_git.operations.lessons import writes
 from reliora_git.records.model import Record
 from reliora_git.storage.store import Store
 
@@ -127,7 +127,7 @@ def crash(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
 os.link = crash
-api.record(Store(Path(sys.argv[1])), Record(
+writes.record(Store(Path(sys.argv[1])), Record(
     title="Interrupted lesson", task="t", solution="complete text ends here"))
 """
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations import api
+from reliora_git.operations.lessons import writes
 from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, git
@@ -174,7 +174,7 @@ def test_a_record_too_large_to_read_back_is_not_saved(store: Store, cli: Cli) ->
     # A feedback note is held to the same limit (the CLI cannot pass one that long: the API).
     cli("record", "--title", "Small", "--task", "t", "--solution", "s")
     with pytest.raises(RelioraError, match="over the 1024 KiB"):
-        api.feedback(store, "small", "success", "n" * 1_100_000)
+        writes.feedback(store, "small", "success", "n" * 1_100_000)
     assert not any(store.feedback.rglob("*.md"))
 
 

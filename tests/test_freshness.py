@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from reliora_git.operations.history import safe_path
+from reliora_git.operations.freshness import safe_path
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, git
 

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliora_git.interfaces.output import clean, one_line
-from reliora_git.operations import api
-from reliora_git.operations import check as check_op
+from reliora_git.operations.lessons import reads
+from reliora_git.operations.review import check as check_op
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.feedback import parse_event
 from reliora_git.records.parse import FieldNotWritable, parse_record, render_record
@@ -218,7 +218,7 @@ def test_search_and_check_survive_any_file(fuzz_store: Store, data: bytes) -> No
     path: Path = fuzz_store.experiences / "fuzzed.md"
     path.write_bytes(data)
     try:
-        result = api.search(fuzz_store, "search found")
+        result = reads.search(fuzz_store, "search found")
         assert "good" in [hit.doc.id for hit in result.hits]
         report = check_op.check(fuzz_store)
         assert report.checked == 2
@@ -263,15 +263,15 @@ def test_human_output_of_any_record_text_is_terminal_safe(
     out, err = io.StringIO(), io.StringIO()
     printer = Printer(out, err)
     try:
-        result = api.search(store, query)
+        result = reads.search(store, query)
         printer.search(result, 10)
         printer.skipped(result.skipped)
     except RelioraError as exc:
         assert exc.code == "empty_query"
-    listed = api.list_records(store).records
+    listed = reads.list_records(store).records
     printer.listing(listed)
     for record in listed:
-        shown = api.show(store, record["id"])
+        shown = reads.show(store, record["id"])
         printer.record(shown.record, shown.feedback)
     printer.check(check_op.check(store, [str(store.experiences / "r0.md")]))
     for text in (out.getvalue(), err.getvalue()):

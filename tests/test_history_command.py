@@ -1,6 +1,6 @@
 """``reliora history`` and ``reliora record --from-commit`` on real git histories made here, and
-the rules under them (operations/lesson_commits.py, operations/commit_draft.py) on hand-made
-commits."""
+the rules under them (operations/lessons/commits.py, operations/lessons/commit_draft.py) on
+hand-made commits."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from reliora_git.gitrepo.commits import Commit, parse_log
-from reliora_git.operations.commit_draft import problems_of
-from reliora_git.operations.lesson_commits import find, is_noise
+from reliora_git.operations.lessons.commit_draft import problems_of
+from reliora_git.operations.lessons.commits import find, is_noise
 from tests.conftest import Cli, git
 
 DAY = 24 * 3600

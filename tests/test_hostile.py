@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations import api
+from reliora_git.operations.lessons import reads, writes
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import Record
 from reliora_git.records.parse import parse_record
@@ -59,8 +59,8 @@ def test_ids_are_rejected_before_the_store_is_read(tmp_path: Path, bad_id: str) 
     # differently (unknown id, no such folder), not as an invalid id.
     nowhere = Store(tmp_path / "no-store-here")
     for call in (
-        lambda: api.show(nowhere, bad_id),
-        lambda: api.feedback(nowhere, bad_id, "success"),
+        lambda: reads.show(nowhere, bad_id),
+        lambda: writes.feedback(nowhere, bad_id, "success"),
     ):
         with pytest.raises(RelioraError) as caught:
             call()
@@ -329,8 +329,8 @@ def test_a_record_with_ten_thousand_tags_is_refused_quickly_and_the_rest_is_sear
 
 
 def test_the_record_api_keeps_json_titles_verbatim(store: Store) -> None:
-    saved = api.record(store, Record(title=ANSI_TITLE, task="t", solution="s", tags=["x"]))
-    shown = api.show(store, saved.record.id).record
+    saved = writes.record(store, Record(title=ANSI_TITLE, task="t", solution="s", tags=["x"]))
+    shown = reads.show(store, saved.record.id).record
     assert shown.title == ANSI_TITLE
 
 

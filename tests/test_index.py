@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations import api
-from reliora_git.operations import check as check_op
+from reliora_git.operations.lessons import reads as api
+from reliora_git.operations.lessons import writes
+from reliora_git.operations.review import check as check_op
 from reliora_git.records.model import Record
 from reliora_git.search.inverted import InvertedIndex, record_terms, within_distance
 from reliora_git.search.rank import Hit, Query, index_record, rank
@@ -208,7 +209,7 @@ def test_a_warm_show_parses_only_its_own_files(
         ".reliora/experiences/flaky-a.md",
         ".reliora/feedback/flaky-a/20261202T120000Z-aaaaaa.md",
     ]
-    api.feedback(filled, "cache", "partial", "half")
+    writes.feedback(filled, "cache", "partial", "half")
     check_op.check(filled)
     api.list_records(filled)
     # Only the new event, too young to cache (see cache.RACY_NS), is read again.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations import lifecycle
+from reliora_git.operations.lessons import lifecycle
 from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker
@@ -102,7 +102,7 @@ def test_update_refuses_a_secret_and_a_missing_record(hand_written: Path, cli: C
 def test_a_file_changed_after_it_was_read_is_not_overwritten(
     store: Store, hand_written: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import reliora_git.operations.lifecycle as module
+    import reliora_git.operations.lessons.lifecycle as module
 
     real = module.read_regular_file
 

@@ -314,7 +314,7 @@ def test_til_corpus_ranks_the_same_locally_and_in_the_database(
 ) -> None:
     import shutil
 
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import reads
     from reliora_git.org.db import connect
     from reliora_git.org.search import OrgSearcher
     from reliora_git.org.sync import sync_all
@@ -337,7 +337,7 @@ def test_til_corpus_ranks_the_same_locally_and_in_the_database(
             "include_retired": query["includeRetired"],
         }
         try:
-            local = api.search(store, query["text"], **options).document(10_000, {})
+            local = reads.search(store, query["text"], **options).document(10_000, {})
         except RelioraError as error:
             with pytest.raises(RelioraError, match=error.message[:20]):
                 searcher.search(query["text"], **options)

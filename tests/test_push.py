@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.brief import Lesson
-from reliora_git.operations.push import MAX_ENTRIES, MAX_FULL, Candidate, compose
+from reliora_git.operations.brief.full import Lesson
+from reliora_git.operations.brief.push import MAX_ENTRIES, MAX_FULL, Candidate, compose
 from reliora_git.search.confidence import Confidence
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git, reliora_executable
@@ -235,7 +235,7 @@ def test_concurrent_hooks_of_one_session_push_a_lesson_once(lessons: Store, repo
 
 
 def test_a_brief_counted_as_json_fits_its_budget(lessons: Store) -> None:
-    from reliora_git.operations.brief import brief, compact_size
+    from reliora_git.operations.brief.full import brief, compact_size
 
     result = brief(lessons, PROMPT, budget=100)
     whole = result.to_json()
@@ -251,7 +251,7 @@ def test_a_brief_counted_as_json_fits_its_budget(lessons: Store) -> None:
 def test_a_session_id_that_names_a_folder_is_mapped_like_any_other(
     lessons: Store, cli: Cli, repo: Path, session: str
 ) -> None:
-    from reliora_git.operations.session import session_file
+    from reliora_git.operations.agents.session import session_file
 
     first = context(cli("hook", input=event(repo, "UserPromptSubmit", session, prompt=PROMPT)))
     again = context(cli("hook", input=event(repo, "UserPromptSubmit", session, prompt=PROMPT)))

@@ -8,7 +8,8 @@ stores to disk as Markdown files in the §3 format (feedback events in the §8
 format), drawn from a small vocabulary whose words are prefixes of one another,
 differ in case or width, or are stop words, so that prefix matches, phrases,
 ties and thresholds come up often. The product is run through its public API
-(``reliora_git.operations.api.search`` rendered by ``reliora_git.search.jsonio.search_document``)
+(``reliora_git.operations.lessons.reads.search`` rendered by
+``reliora_git.search.jsonio.search_document``)
 with the cache off, then on (cold, then warm), and every result must be what
 the oracle computes: ids in order, numbers, levels, matched tokens and the
 whole score breakdown.
@@ -35,7 +36,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from reliora_git.operations.api import search
+from reliora_git.operations.lessons.reads import search
 from reliora_git.records.errors import RelioraError
 from reliora_git.search.jsonio import search_document
 from reliora_git.storage.store import Store

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reliora_git.interfaces.review import COMMENT_MARKER, md, plain, to_markdown
-from reliora_git.operations.changes import RecordChange, Review, Side
+from reliora_git.operations.review.branch import RecordChange, Review, Side
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reliora_git.operations.clients.shellpaths import (
+from reliora_git.operations.agents.shellpaths import (
     MAX_COMMAND,
     MAX_NESTING,
     MAX_PATHS,

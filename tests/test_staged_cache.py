@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations.staged import check_staged
+from reliora_git.operations.review.staged import check_staged
 from reliora_git.storage import parallel
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git

@@ -208,7 +208,7 @@ FIELD_TEXT = st.lists(
 def test_saved_fields_read_back_the_same_or_the_save_names_a_field(
     store: Store, task: str, solution: str, why: str, warnings: list[str], verification: str
 ) -> None:
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import reads, writes
 
     new = Record(
         title="Property",
@@ -226,13 +226,13 @@ def test_saved_fields_read_back_the_same_or_the_save_names_a_field(
         "verification": verification.strip(),
     }
     try:
-        saved = api.record(store, new)
+        saved = writes.record(store, new)
     except RelioraError as exc:
         # Refused: it must say which field, never just fail.
         named = [name for name in intended if f"the field {name}" in exc.message]
         assert named, exc.message
         return
-    shown = api.show(store, saved.record.id).document()
+    shown = reads.show(store, saved.record.id).document()
     assert {key: shown[key] for key in intended} == intended
 
 
@@ -403,10 +403,10 @@ def test_mcp_record_supersedes_a_prefix(store: Store, repo: Path) -> None:
     pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
     import anyio
 
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import writes
     from tests.test_mcp import document, reliora_mcp
 
-    old = api.record(store, Record(title="Cache warmup order", task="t", solution="s"))
+    old = writes.record(store, Record(title="Cache warmup order", task="t", solution="s"))
     # The server runs the code under test, whichever PYTHONPATH chose it.
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
 

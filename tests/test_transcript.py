@@ -1,6 +1,7 @@
-"""Transcripts read into steps (operations/transcript.py): each client's format as its real binary
-writes it (Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, trimmed to the fields that
-matter), and hostile files: huge lines, bad JSON, missing files, FIFOs, a tail of a big file."""
+"""Transcripts read into steps (operations/agents/transcript.py): each client's format as its
+real binary writes it (Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, trimmed to the
+fields that matter), and hostile files: huge lines, bad JSON, missing files, FIFOs, a tail
+of a big file."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from reliora_git.operations.transcript import Step, read_lines, steps
+from reliora_git.operations.agents.transcript import Step, read_lines, steps
 
 
 def jsonl(path: Path, entries: list[Any]) -> Path:

@@ -82,11 +82,12 @@ CHANGES = ToolAnnotations(
 
 #: What the tools' work imports (see _Server.live_index).
 TOOL_MODULES = (
-    "reliora_git.operations.about",
-    "reliora_git.operations.api",
-    "reliora_git.operations.brief",
-    "reliora_git.operations.check",
-    "reliora_git.operations.lifecycle",
+    "reliora_git.operations.lessons.about",
+    "reliora_git.operations.lessons.reads",
+    "reliora_git.operations.lessons.writes",
+    "reliora_git.operations.brief.full",
+    "reliora_git.operations.review.check",
+    "reliora_git.operations.lessons.lifecycle",
     "reliora_git.search.jsonio",
     "reliora_git.storage.config",
     "reliora_git.storage.store",
@@ -620,10 +621,10 @@ def search_tool(
     include_retired: bool,
     index: StoreIndex | None = None,
 ) -> Reply:
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import reads
     from reliora_git.storage.config import load_config
 
-    result = api.search(
+    result = reads.search(
         store,
         query,
         project_context=project_context or None,
@@ -650,9 +651,9 @@ GUARD_EXAMPLE = {"pattern": "from ['\"]moment['\"]", "paths": ["src/**/*.ts"], "
 
 
 def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import reads
 
-    return Reply(api.show(store, id_or_prefix, index).document())
+    return Reply(reads.show(store, id_or_prefix, index).document())
 
 
 def record_tool(
@@ -661,11 +662,13 @@ def record_tool(
     index: StoreIndex | None = None,
     allow_existing: bool = False,
 ) -> Reply:
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import writes
     from reliora_git.search.jsonio import record_from_json
 
     given = {name: value for name, value in fields.items() if value is not None}
-    saved = api.record(store, record_from_json(given), index=index, allow_existing=allow_existing)
+    saved = writes.record(
+        store, record_from_json(given), index=index, allow_existing=allow_existing
+    )
     return Reply(
         {
             "id": saved.record.id,
@@ -678,7 +681,7 @@ def record_tool(
 def about_tool(
     store: Store, paths: list[str], index: StoreIndex | None = None, include_retired: bool = False
 ) -> Reply:
-    from reliora_git.operations.about import about
+    from reliora_git.operations.lessons.about import about
 
     return Reply(about(store, paths, index, include_retired=include_retired).to_json())
 
@@ -690,7 +693,7 @@ def update_tool(
     index: StoreIndex | None = None,
     allow_existing: bool = False,
 ) -> Reply:
-    from reliora_git.operations.lifecycle import changes_from_json, updated
+    from reliora_git.operations.lessons.lifecycle import changes_from_json, updated
 
     changes = changes_from_json(fields)
     result = updated(store, id_or_prefix, changes, index=index, allow_existing=allow_existing)
@@ -705,7 +708,7 @@ def retire_tool(
     store: Store, id_or_prefix: str, reason: str, index: StoreIndex | None = None
 ) -> Reply:
     """``reliora retire ID --reason TEXT``, answered as ``retire --json`` prints it."""
-    from reliora_git.operations.lifecycle import retire
+    from reliora_git.operations.lessons.lifecycle import retire
 
     saved = retire(store, id_or_prefix, reason, index=index)
     return Reply({"id": saved.id, "locator": saved.locator, "updated": saved.updated})
@@ -714,9 +717,9 @@ def retire_tool(
 def feedback_tool(
     store: Store, id_or_prefix: str, outcome: str, note: str, index: StoreIndex | None = None
 ) -> Reply:
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import writes
 
-    event = api.feedback(store, id_or_prefix, outcome, note, index)
+    event = writes.feedback(store, id_or_prefix, outcome, note, index)
     return Reply(
         {"record": event.record, "outcome": event.outcome, "at": event.at, "locator": event.locator}
     )
@@ -726,7 +729,7 @@ def check_tool(store: Store, paths: list[str] | None, index: StoreIndex | None =
     # The server's working folder is whatever the client chose: paths are taken
     # relative to the repository root, where the agent sees them in locators.
     absolute = [str(store.root / p) for p in paths] if paths else None
-    from reliora_git.operations.check import check
+    from reliora_git.operations.review.check import check
 
     return Reply(check(store, absolute, index).to_json())
 
@@ -738,7 +741,7 @@ def brief_tool(
     files: list[str] | None,
     index: StoreIndex | None = None,
 ) -> Reply:
-    from reliora_git.operations.brief import brief
+    from reliora_git.operations.brief.full import brief
 
     # The JSON is what the client receives: it is counted against the budget, not the text.
     result = brief(store, task, query=query, files=files or [], index=index)

@@ -21,9 +21,9 @@ from reliora_git.search.duplicates import SimilarityWarning
 from reliora_git.search.rank import FIELDS, Hit
 
 if TYPE_CHECKING:
-    from reliora_git.operations.api import SearchResult
-    from reliora_git.operations.check import CheckReport
-    from reliora_git.operations.history import Freshness, History
+    from reliora_git.operations.freshness import Freshness, History
+    from reliora_git.operations.lessons.reads import SearchResult
+    from reliora_git.operations.review.check import CheckReport
     from reliora_git.org.search import OrgResult
 
 # Lone surrogates come from file names that are not UTF-8 (os.fsdecode's surrogateescape);

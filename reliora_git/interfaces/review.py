@@ -1,4 +1,4 @@
-"""A :class:`~reliora_git.operations.changes.Review` as Markdown, JSON or text (pure).
+"""A :class:`~reliora_git.operations.review.branch.Review` as Markdown, JSON or text (pure).
 
 The Markdown is meant to be posted as a pull-request comment by CI, so record
 text is untrusted input to a web page: every character that Markdown or HTML
@@ -22,9 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 from reliora_git.interfaces.output import clean, one_line, related_line, shown_warnings
-from reliora_git.operations.changes import KIND_ORDER, RecordChange, Review, Side
-from reliora_git.operations.guards import GuardFinding
-from reliora_git.operations.review_guards import GuardChange
+from reliora_git.operations.guards.added import GuardChange
+from reliora_git.operations.guards.nouns import GuardFinding
+from reliora_git.operations.review.branch import KIND_ORDER, RecordChange, Review, Side
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent
 from reliora_git.records.text import escape_invisible
@@ -366,7 +366,7 @@ def _text_guard_change(guard: GuardChange) -> list[str]:
 
 def _about_mark(data: dict[str, object]) -> str | None:
     """``retired`` or ``superseded by X`` (review --include-retired lists those too)."""
-    from reliora_git.operations.about import lifecycle_mark
+    from reliora_git.operations.lessons.about import lifecycle_mark
 
     return lifecycle_mark(dict(data))
 

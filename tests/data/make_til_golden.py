@@ -201,7 +201,7 @@ def environment(**values: str | None) -> Iterator[None]:
 
 def run_query(root: Path, query: dict[str, Any]) -> dict[str, Any]:
     """Search ``root`` as `reliora search --json` does, with every result (no limit)."""
-    from reliora_git.operations.api import search
+    from reliora_git.operations.lessons.reads import search
     from reliora_git.search.jsonio import search_document
     from reliora_git.storage.store import Store
 

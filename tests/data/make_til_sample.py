@@ -61,7 +61,7 @@ def locators(corpus: Path) -> list[str]:
 
 
 def top_results(corpus: Path) -> set[str]:
-    from reliora_git.operations.api import search
+    from reliora_git.operations.lessons.reads import search
     from reliora_git.records.errors import RelioraError
     from reliora_git.storage.store import Store
 

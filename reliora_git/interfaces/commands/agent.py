@@ -10,7 +10,7 @@ import typer
 from reliora_git.interfaces.commands.common import JsonFlag, reporting
 
 if TYPE_CHECKING:
-    from reliora_git.operations.agents import FileChange
+    from reliora_git.operations.agents.install import FileChange
 
 ClientsArgument = Annotated[
     list[str] | None,
@@ -58,7 +58,7 @@ def _run(
     import difflib
 
     from reliora_git.interfaces.output import Printer, print_json
-    from reliora_git.operations import agents
+    from reliora_git.operations.agents import install as agents
 
     with reporting(json_output):
         root = _root(repo)
@@ -172,7 +172,8 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
     import shutil
 
     from reliora_git.interfaces.output import Printer, print_json
-    from reliora_git.operations import agent_hook, agents
+    from reliora_git.operations.agents import hook as agent_hook
+    from reliora_git.operations.agents import install as agents
 
     with reporting(json_output):
         root = _root(repo)

@@ -44,7 +44,7 @@ def init(
     from reliora_git.gitrepo import git
     from reliora_git.gitrepo.commits import commit_count
     from reliora_git.gitrepo.hooks import install as install_hook
-    from reliora_git.operations.agents import next_steps
+    from reliora_git.operations.agents.install import next_steps
     from reliora_git.storage.template import init_store
 
     with reporting(json_output):

@@ -50,14 +50,14 @@ def run_brief(
 ) -> None:
     """The `brief` command once its arguments are parsed (exits through SystemExit on errors)."""
     from reliora_git.interfaces.output import emit, print_json
-    from reliora_git.operations.brief import DEFAULT_LIMIT, brief
+    from reliora_git.operations.brief.full import DEFAULT_LIMIT, brief
     from reliora_git.storage.store import find_store
 
     with reporting(json_output):
         text = _read_task(task)
         make = brief
         if push:
-            from reliora_git.operations.push import push as make  # type: ignore[assignment]
+            from reliora_git.operations.brief.push import push as make  # type: ignore[assignment]
         result = make(
             find_store(repo),
             text,

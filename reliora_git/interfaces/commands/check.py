@@ -60,7 +60,7 @@ def check(
         if code:
             raise typer.Exit(code)
         return
-    from reliora_git.operations.check import check as check_store  # not for the others
+    from reliora_git.operations.review.check import check as check_store  # not for the others
 
     with reporting(json_output):
         report = check_store(find_store(repo), paths or None)

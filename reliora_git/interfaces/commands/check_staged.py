@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from reliora_git.interfaces.commands.reporting import reporting
 
 if TYPE_CHECKING:
-    from reliora_git.operations.guards import GuardFinding
-    from reliora_git.operations.staged_about import LessonsAbout
+    from reliora_git.operations.guards.nouns import GuardFinding
+    from reliora_git.operations.review.staged_about import LessonsAbout
     from reliora_git.storage.store import Store
 
 
@@ -23,7 +23,7 @@ def run_check_staged(
 ) -> int:
     """Check the git index; the exit code (1 for a conflict or a blocking invalid record)."""
     from reliora_git.interfaces.output import Printer, print_json
-    from reliora_git.operations.staged import check_staged
+    from reliora_git.operations.review.staged import check_staged
     from reliora_git.records.errors import RelioraError
     from reliora_git.storage.config import load_config
     from reliora_git.storage.gitfiles import find_git_store
@@ -41,7 +41,7 @@ def run_check_staged(
         )
         findings = result.guards.findings
         if findings:
-            from reliora_git.operations.guards import mask_secrets
+            from reliora_git.operations.guards.scan import mask_secrets
 
             mask_secrets(findings)
         if json_output:
@@ -108,8 +108,8 @@ def secret_advice(files: int) -> str:
 
 
 def _lessons_about(store: Store) -> LessonsAbout | None:
-    """The lessons about the files being committed (operations/staged_about.py), if any."""
-    from reliora_git.operations.staged_about import lessons_about_staged
+    """The lessons about the files being committed (operations/review/staged_about.py), if any."""
+    from reliora_git.operations.review.staged_about import lessons_about_staged
     from reliora_git.records.errors import RelioraError
 
     try:

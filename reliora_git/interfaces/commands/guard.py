@@ -98,7 +98,7 @@ def guard_test(
       reliora guard test --rev main~3 --json
     """
     from reliora_git.interfaces.output import Printer, print_json
-    from reliora_git.operations.guard_test import run_guard_test
+    from reliora_git.operations.guards.trial import run_guard_test
 
     with reporting(json_output):
         result = run_guard_test(repo, ids or [], rev)

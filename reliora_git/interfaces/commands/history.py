@@ -45,7 +45,7 @@ def history(
       reliora history --since "1 year ago" --limit 10
       reliora history --json | jq -r '.commits[].commit'
     """
-    from reliora_git.operations.lesson_commits import date_of, lesson_commits
+    from reliora_git.operations.lessons.commits import date_of, lesson_commits
 
     with reporting(json_output):
         if since is not None and (not since.strip() or since.startswith("-")):

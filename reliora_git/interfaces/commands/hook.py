@@ -7,7 +7,7 @@ command in commands/agent.py runs the same :func:`run_hook`): no Typer here.
 The work runs in a thread with a deadline: past it the process leaves with
 nothing printed and a line in the log, so a slow store never holds the agent
 up. Whatever happens, the exit code is 0: a hook that fails must not break
-the session (operations/agent_hook.py holds the rest).
+the session (operations/agents/hook.py holds the rest).
 """
 
 from __future__ import annotations
@@ -50,46 +50,46 @@ class _Work:
 
 def run_hook(client: str = "claude-code") -> int:
     """Answer one hook event on stdin; always 0."""
-    from reliora_git.operations import agent_hook
+    from reliora_git.operations.agents import hook
 
     work = _Work()
     raw = b""
     try:
         raw = _read_stdin()
     except (OSError, ValueError) as error:
-        state = agent_hook.git_places(Path.cwd()).state
-        agent_hook.log(state, client, "", f"cannot read stdin: {error}")
+        state = hook.git_places(Path.cwd()).state
+        hook.log(state, client, "", f"cannot read stdin: {error}")
         return 0
 
     def job() -> None:
         try:
             try:
                 if len(raw) > MAX_INPUT:
-                    raise agent_hook.HookInputError(f"stdin is larger than {MAX_INPUT // 1024} KiB")
-                event = agent_hook.parse_event(raw, client)
-            except agent_hook.HookInputError:
-                work.state = agent_hook.git_places(Path.cwd()).state
+                    raise hook.HookInputError(f"stdin is larger than {MAX_INPUT // 1024} KiB")
+                event = hook.parse_event(raw, client)
+            except hook.HookInputError:
+                work.state = hook.git_places(Path.cwd()).state
                 raise
             work.event, work.cwd = event.name, event.cwd
-            places = agent_hook.git_places(event.cwd)
+            places = hook.git_places(event.cwd)
             work.state = places.state
-            text = agent_hook.answer(event, places)
+            text = hook.answer(event, places)
             if text:
-                from reliora_git.operations import clients
+                from reliora_git.operations.agents import clients
 
                 work.output = clients.load(client).render_output(event, text)
         except BaseException as error:  # every failure is a log line, never a crash
-            agent_hook.log(work.state, client, work.event, agent_hook.describe(error))
+            hook.log(work.state, client, work.event, hook.describe(error))
 
     thread = threading.Thread(target=job, name="reliora-hook", daemon=True)
     thread.start()
     limit = _deadline()
     thread.join(limit)
     if thread.is_alive():
-        state = work.state or agent_hook.git_places(Path.cwd()).state
-        warming = agent_hook.start_warming(state, work.cwd or Path.cwd())
+        state = work.state or hook.git_places(Path.cwd()).state
+        warming = hook.start_warming(state, work.cwd or Path.cwd())
         note = "; building the store index in the background" if warming else ""
-        agent_hook.log(state, client, work.event, f"gave up after {limit:g} s{note}")
+        hook.log(state, client, work.event, f"gave up after {limit:g} s{note}")
         os._exit(0)  # the worker may be inside git or a file read: do not wait for it
     if work.output:
         try:
@@ -104,7 +104,7 @@ def fast_main(argv: list[str]) -> int | None:
     """``reliora hook``, ``--client NAME`` or ``--client=NAME``: its exit code; else None."""
     args = argv[1:]
     if len(args) == 2 and args[0] == "--warm":  # started by a hook that gave up (see above)
-        from reliora_git.operations.agent_hook import warm
+        from reliora_git.operations.agents.hook import warm
 
         warm(Path(args[1]))
         return 0

@@ -23,8 +23,8 @@ from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import find_store
 
 if TYPE_CHECKING:
-    from reliora_git.operations.history import Freshness
-    from reliora_git.operations.lifecycle import Changes
+    from reliora_git.operations.freshness import Freshness
+    from reliora_git.operations.lessons.lifecycle import Changes
 
 
 def update(
@@ -75,7 +75,7 @@ def update(
       reliora update flaky-pytest --add-path tests/conftest.py --supersedes old-timeouts
       echo '{"solution": "…", "addProblems": ["…"]}' | reliora update flaky-pytest --json -
     """
-    from reliora_git.operations.lifecycle import Changes, updated
+    from reliora_git.operations.lessons.lifecycle import Changes, updated
 
     as_json = json_input is not None
     with reporting(as_json):
@@ -135,7 +135,7 @@ def edit(
     import shlex
     import subprocess
 
-    from reliora_git.operations.lifecycle import begin_edit, finish_edit
+    from reliora_git.operations.lessons.lifecycle import begin_edit, finish_edit
     from reliora_git.storage.store import store_folder
 
     with reporting():
@@ -184,7 +184,7 @@ def retire(
     Example:
       reliora retire flaky-pytest --reason "fixed upstream in pytest-timeout 2.3"
     """
-    from reliora_git.operations.lifecycle import retire as run_retire
+    from reliora_git.operations.lessons.lifecycle import retire as run_retire
 
     with reporting(json_output):
         saved = run_retire(find_store(repo), record_id, reason)
@@ -214,7 +214,7 @@ def supersede(
     Example:
       reliora supersede flaky-pytest-timeouts-2d5170 old-ci-timeouts-81c0d2
     """
-    from reliora_git.operations.lifecycle import Changes, updated
+    from reliora_git.operations.lessons.lifecycle import Changes, updated
 
     with reporting(json_output):
         changes = Changes(append={"supersedes": list(old_ids)})
@@ -255,7 +255,7 @@ def _report(
 
 
 def _json_changes(source: str) -> Changes:
-    from reliora_git.operations.lifecycle import changes_from_json
+    from reliora_git.operations.lessons.lifecycle import changes_from_json
 
     if source != "-":
         raise RelioraError("--json takes '-' (the JSON object on stdin)", code="invalid_option")
@@ -315,7 +315,7 @@ def stale(
       reliora stale --exit-code     # in CI: fail while a lesson is stale
       reliora stale --base HEAD     # count this branch's own commits too
     """
-    from reliora_git.operations.about import stale_records
+    from reliora_git.operations.lessons.about import stale_records
 
     with reporting(json_output):
         result = stale_records(find_store(repo), include_retired=include_retired, base=base)
@@ -353,7 +353,7 @@ def _print_stale(
     found: list[tuple[dict[str, Any], Freshness]], checked: int, where: str | None
 ) -> None:
     from reliora_git.interfaces.output import one_line
-    from reliora_git.operations.about import lifecycle_mark
+    from reliora_git.operations.lessons.about import lifecycle_mark
 
     printer = Printer()
     for data, fresh in found:
@@ -392,8 +392,8 @@ def about(
       reliora about src/billing/retry.py
     """
     from reliora_git.interfaces.output import one_line
-    from reliora_git.operations.about import about as run_about
-    from reliora_git.operations.about import lifecycle_mark
+    from reliora_git.operations.lessons.about import about as run_about
+    from reliora_git.operations.lessons.about import lifecycle_mark
 
     with reporting(json_output):
         found = run_about(find_store(repo), paths, include_retired=include_retired)

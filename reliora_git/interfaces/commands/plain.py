@@ -25,11 +25,11 @@ _COMMON: Options = {"--repo": ("repo", True), "--json": ("json_output", False)}
 
 def run_show(record_id: str, *, repo: Path | None = None, json_output: bool = False) -> None:
     from reliora_git.interfaces.output import Printer, print_json
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import reads
     from reliora_git.storage.store import find_store
 
     with reporting(json_output):
-        shown = api.show(find_store(repo), record_id)
+        shown = reads.show(find_store(repo), record_id)
         printer = Printer()
         printer.skipped(shown.warnings)
         if json_output:
@@ -49,11 +49,11 @@ def run_list(
     *, tag: str | None = None, repo: Path | None = None, json_output: bool = False
 ) -> None:
     from reliora_git.interfaces.output import Printer, print_json_array
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import reads
     from reliora_git.storage.store import find_store
 
     with reporting(json_output):
-        listing = api.list_records(find_store(repo), tag)
+        listing = reads.list_records(find_store(repo), tag)
         printer = Printer()
         printer.skipped(listing.skipped)
         if json_output:
@@ -71,11 +71,11 @@ def run_feedback(
     json_output: bool = False,
 ) -> None:
     from reliora_git.interfaces.output import Printer, print_json
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import writes
     from reliora_git.storage.store import find_store
 
     with reporting(json_output):
-        event = api.feedback(find_store(repo), record_id, outcome, note)
+        event = writes.feedback(find_store(repo), record_id, outcome, note)
         wrote(f"feedback {event.outcome} on {event.record} saved as {event.locator}")
         if json_output:
             print_json(

@@ -150,7 +150,7 @@ def record(
     """
     # Imported here: the CLI imports every command's module, and the other commands
     # need neither PyYAML (parse) nor the writers.
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import writes
 
     if json_input == DRAFT_FLAG and from_commit is None:
         raise typer.BadParameter(
@@ -209,11 +209,11 @@ def record(
             new.paths = [*new.paths, *(path or [])]
         new.guards = [*new.guards, *guards_from_flags(guard, guard_path, block)]
         if paths_from_staged:
-            from reliora_git.operations.history import staged_code_paths
+            from reliora_git.operations.freshness import staged_code_paths
 
             staged = [p for p in staged_code_paths(store) if p not in new.paths]
             new.paths = [*new.paths, *staged]
-        saved = api.record(
+        saved = writes.record(
             store,
             new,
             stage=stage,
@@ -278,7 +278,7 @@ def _from_file(path: Path) -> Record:
 
 def _commit_draft(store: Store, rev: str) -> Record:
     from reliora_git.gitrepo.git import toplevel
-    from reliora_git.operations.commit_draft import from_commit
+    from reliora_git.operations.lessons.commit_draft import from_commit
 
     root = toplevel(store.root)
     if root is None:
@@ -320,7 +320,7 @@ def _from_editor(store: Store, start: Record | None = None) -> tuple[Record, Pat
     ``start``: what the draft already says (from a commit); the template's placeholders
     stay in the sections it leaves empty.
     """
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import writes
     from reliora_git.records.parse import parse_record
     from reliora_git.storage.template import record_template
 
@@ -340,7 +340,7 @@ def _from_editor(store: Store, start: Record | None = None) -> tuple[Record, Pat
         new = parse_record(draft.read_text(encoding="utf-8"), store.locator(draft)).record
         new.locator = ""
         _drop_placeholders(new, parse_record(record_template(), "template").record)
-        api.prepare(store, new)
+        writes.prepare(store, new)
     except RelioraError as exc:
         raise RelioraError(
             f"{exc.message}; your draft is kept at {store.locator(draft)}", code=exc.code

@@ -92,7 +92,7 @@ def review(
         to_markdown,
         to_text,
     )
-    from reliora_git.operations.changes import build_review
+    from reliora_git.operations.review.branch import build_review
     from reliora_git.records.errors import RelioraError
     from reliora_git.storage.gitfiles import find_git_store
 

@@ -59,14 +59,14 @@ def run_search(
 ) -> None:
     """The `search` command once its arguments are parsed (exits through SystemExit on errors)."""
     from reliora_git.interfaces.output import Printer, print_json
-    from reliora_git.operations import api
+    from reliora_git.operations.lessons import reads
     from reliora_git.storage.config import load_config
     from reliora_git.storage.store import find_store
 
     with reporting(json_output):
         check_level(min_level)
         store = find_store(repo)
-        result = api.search(
+        result = reads.search(
             store,
             query,
             project_context=project_context,

@@ -1,7 +1,7 @@
 """The end-of-turn ask: a troubled session is asked once for its lesson and its feedback (SPEC §16).
 
 At the end of an agent's turn (Claude Code and Codex ``Stop``, Gemini ``AfterAgent``) the
-hook reads the session's transcript (operations/transcript.py) and looks for trouble:
+hook reads the session's transcript (operations/agents/transcript.py) and looks for trouble:
 
 * a command that failed and later passed (the files changed in between are the fix);
 * a command that failed, then files changed, with no passing run after (still a fix tried);
@@ -16,7 +16,7 @@ the ``reliora feedback`` command. Without trouble, the feedback part alone is as
 session changed files (the pushed lessons were used on work, so a verdict exists); a session
 that only read and answered is never asked.
 
-At most once a session (an ``asked`` line in the session's memory, operations/session.py);
+At most once a session (an ``asked`` line in the session's memory, operations/agents/session.py);
 never when the client says a stop hook is already active; never outside git (no memory);
 ``capture = false`` in config.toml turns it off. Evidence is data from tools and files: it is
 cut short and neutralized before it reaches the model.
@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reliora_git.operations.clients.base import HookEvent
-from reliora_git.operations.transcript import Step
+from reliora_git.operations.agents.clients.base import HookEvent
+from reliora_git.operations.agents.transcript import Step
 from reliora_git.records.text import neutralize, remove_invisible
 
 #: What opens every ask: also how a client's echo of it as a prompt is recognised.
@@ -346,7 +346,7 @@ def ask_text(
 
 def ask(event: HookEvent, top: Path | None, state: Path | None) -> str:
     """What the end-of-turn hook says for ``event`` ("" for nothing); marks the session asked."""
-    from reliora_git.operations import session, transcript
+    from reliora_git.operations.agents import session, transcript
     from reliora_git.operations.paths import repo_relative
     from reliora_git.storage.config import load_config
     from reliora_git.storage.store import find_store

@@ -32,7 +32,7 @@ from reliora_git.storage.index import StoreIndex, open_index
 from reliora_git.storage.store import Store
 
 if TYPE_CHECKING:
-    from reliora_git.operations.history import Freshness
+    from reliora_git.operations.freshness import Freshness
 
 #: Characters per token of the budget (docs/commands.md).
 CHARS_PER_TOKEN = 4
@@ -328,7 +328,7 @@ def _about(index: StoreIndex, wanted: list[str]) -> tuple[list[Lesson], set[str]
     """
     if not wanted:
         return [], set()
-    from reliora_git.operations.history import paths_match
+    from reliora_git.operations.freshness import paths_match
 
     found: list[tuple[str, str, Lesson]] = []
     retired: set[str] = set()
@@ -350,7 +350,7 @@ def _about(index: StoreIndex, wanted: list[str]) -> tuple[list[Lesson], set[str]
 
 def add_freshness(store: Store, index: StoreIndex, lessons: list[Lesson]) -> None:
     """Each lesson's freshness from git history (one ``git log`` for all that have paths)."""
-    from reliora_git.operations.history import Subject, freshness
+    from reliora_git.operations.freshness import Subject, freshness
 
     docs = index.inverted.docs
     subjects = []

@@ -120,7 +120,7 @@ def check(
     _report_supersedes(index, report)
     _report_outsized(index, report)
     if any(doc is not None and doc.guards for doc in index.inverted.docs):
-        from reliora_git.operations.guards import add_head_warnings
+        from reliora_git.operations.guards.scan import add_head_warnings
 
         add_head_warnings(store, index, report)  # SPEC.md §15: the code repeats a lesson
     linked = [

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reliora_git.operations.api import freshness_of
-from reliora_git.operations.history import freshness
+from reliora_git.operations.freshness import freshness
+from reliora_git.operations.lessons.reads import freshness_of
 from reliora_git.storage.index import StoreIndex, open_index
 from reliora_git.storage.store import Store
 
 if TYPE_CHECKING:
-    from reliora_git.operations.history import Freshness, Judged
+    from reliora_git.operations.freshness import Freshness, Judged
 
 
 @dataclass
@@ -80,7 +80,7 @@ def about(
     Retired and superseded records are left out unless ``include_retired``: an agent told
     to read them before an edit must not follow advice that was withdrawn.
     """
-    from reliora_git.operations.history import paths_match
+    from reliora_git.operations.freshness import paths_match
     from reliora_git.operations.paths import repo_path
 
     wanted = [repo_path(store, raw) for raw in given]
@@ -132,7 +132,7 @@ def stale_base(store: Store, given: str | None) -> Judged | None:
     to a file must not make every lesson about it stale before anyone reviewed it.
     """
     from reliora_git.gitrepo import git
-    from reliora_git.operations.history import Judged
+    from reliora_git.operations.freshness import Judged
     from reliora_git.records.errors import RelioraError
 
     if git.toplevel(store.root) is None:
@@ -179,7 +179,7 @@ def stale_records(
     Measured: those that name code paths or have ``outdated`` feedback (SPEC.md §12);
     retired and superseded ones only with ``include_retired``.
     """
-    from reliora_git.operations.history import Subject, change_commits, freshness_events
+    from reliora_git.operations.freshness import Subject, change_commits, freshness_events
 
     at = stale_base(store, base)
     index = open_index(store)

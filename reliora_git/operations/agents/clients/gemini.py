@@ -23,9 +23,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from reliora_git.operations import agentfiles, jsonedit
-from reliora_git.operations.agentfiles import Editor
-from reliora_git.operations.clients.base import (
+from reliora_git.operations.agents import files, jsonedit
+from reliora_git.operations.agents.clients.base import (
     ClientFile,
     HookEvent,
     HookInputError,
@@ -33,7 +32,8 @@ from reliora_git.operations.clients.base import (
     hook_command,
     text_field,
 )
-from reliora_git.operations.clients.instructions import BLOCK_EDITOR
+from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
+from reliora_git.operations.agents.files import Editor
 from reliora_git.records.errors import RelioraError
 
 NAME = "gemini"
@@ -81,10 +81,10 @@ DEFAULT_FILE = "GEMINI.md"
 
 
 def _context_node(text: str, name: str) -> jsonedit.Node | None:
-    agentfiles.root_object(text, name)
-    agentfiles.object_at(text, CONTEXT_PATH[:1], name)
+    files.root_object(text, name)
+    files.object_at(text, CONTEXT_PATH[:1], name)
     node = jsonedit.resolve(text, CONTEXT_PATH)
-    if node is not None and not isinstance(agentfiles.value_of(text, node), (str, list)):
+    if node is not None and not isinstance(files.value_of(text, node), (str, list)):
         raise RelioraError(
             "'context.fileName' is neither a file name nor a list of them; fix it, then run again",
             path=name,
@@ -94,7 +94,7 @@ def _context_node(text: str, name: str) -> jsonedit.Node | None:
 
 
 def _names(text: str, node: jsonedit.Node) -> list[Any]:
-    value = agentfiles.value_of(text, node)
+    value = files.value_of(text, node)
     return value if isinstance(value, list) else [value]
 
 
@@ -133,7 +133,7 @@ def context_files() -> Editor:
             return json.dumps({"context": {"fileName": created}}, indent=2) + "\n"
         node = _context_node(text, name)
         if node is None:
-            context = agentfiles.object_at(text, CONTEXT_PATH[:1], name)
+            context = files.object_at(text, CONTEXT_PATH[:1], name)
             if context is None:
                 root = jsonedit.root(text)
                 return jsonedit.append(text, root, {"fileName": created}, key="context")
@@ -151,7 +151,7 @@ def context_files() -> Editor:
         if node is None or node.kind != "array" or OUR_FILE not in _names(text, node):
             return text
         if _names(text, node) == created:
-            return agentfiles.emptied(agentfiles.remove_cascading(text, CONTEXT_PATH, keep=0))
+            return files.emptied(files.remove_cascading(text, CONTEXT_PATH, keep=0))
         token = _from_a_string(text, node)
         if token is not None:
             return text[: node.start] + token + text[node.end :]
@@ -168,9 +168,9 @@ def context_files() -> Editor:
     return Editor(install, uninstall, state)
 
 
-SETTINGS = agentfiles.combined(
-    agentfiles.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY),
-    agentfiles.mcp_servers(),
+SETTINGS = files.combined(
+    files.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY),
+    files.mcp_servers(),
     context_files(),
 )
 FILES = (

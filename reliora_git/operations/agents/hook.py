@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reliora_git.operations.clients.base import HookEvent, HookInputError
+from reliora_git.operations.agents.clients.base import HookEvent, HookInputError
 
 if TYPE_CHECKING:
-    from reliora_git.operations.push import Candidate
+    from reliora_git.operations.brief.push import Candidate
     from reliora_git.storage.store import Store
 
 from reliora_git.records.errors import RelioraError
@@ -57,7 +57,7 @@ class GitPlaces:
 def parse_event(raw: bytes, client: str) -> HookEvent:
     """The hook input of ``client``, read by its module; HookInputError when it is not an
     event that client's documentation describes."""
-    from reliora_git.operations import clients
+    from reliora_git.operations.agents import clients
 
     if not raw.strip():
         raise HookInputError("no JSON on stdin")
@@ -91,12 +91,12 @@ def git_places(cwd: Path) -> GitPlaces:
 def answer(event: HookEvent, places: GitPlaces) -> str:
     """The text to push for ``event`` ("" for nothing); RelioraError for a store problem.
 
-    Every hook pushes the quiet form (operations/push.py), once a session
-    (operations/session.py): the lessons are selected first, then the session's
+    Every hook pushes the quiet form (operations/brief/push.py), once a session
+    (operations/agents/session.py): the lessons are selected first, then the session's
     memory is locked only while the push is composed and recorded.
     """
-    if event.kind == "stop":  # the end-of-turn ask (SPEC.md §16), all in operations/capture.py
-        from reliora_git.operations.capture import ask
+    if event.kind == "stop":  # the end-of-turn ask (SPEC.md §16), all in agents/capture.py
+        from reliora_git.operations.agents.capture import ask
 
         return ask(event, places.top, places.state)
     relative: list[str] = []
@@ -112,7 +112,7 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
         if not relative:
             return ""
         if places.state is not None:
-            from reliora_git.operations.session import peek
+            from reliora_git.operations.agents.session import peek
 
             seen = peek(places.state, event.session).files
             if all(path in seen for path in relative):
@@ -120,7 +120,8 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
     elif event.kind == "prompt" and not event.prompt.strip():
         return ""
     # Imported here: a file already briefed in this session needs none of it.
-    from reliora_git.operations import push, session
+    from reliora_git.operations.agents import session
+    from reliora_git.operations.brief import push
     from reliora_git.storage.store import find_store
 
     store = find_store(cwd=event.cwd)
@@ -152,7 +153,7 @@ def clone_notice(places: GitPlaces) -> str:
     so the guards do not run here."""
     if places.state is None or places.top is None or (places.state / NOTICE_MARK).exists():
         return ""
-    from reliora_git.operations.agents import git_hook_step
+    from reliora_git.operations.agents.install import git_hook_step
 
     step = git_hook_step(places.top)
     if step is None:
@@ -170,7 +171,8 @@ def _compose_and_record(
     event: HookEvent, places: GitPlaces, store: Store, found: list[Candidate], relative: list[str]
 ) -> str:
     """The push of ``found`` for ``event``, composed and recorded in the session's memory."""
-    from reliora_git.operations import push, session
+    from reliora_git.operations.agents import session
+    from reliora_git.operations.brief import push
     from reliora_git.storage.config import load_config
 
     if not found:

@@ -11,23 +11,21 @@ from __future__ import annotations
 import os
 import stat as stat_module
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reliora_git.gitrepo import git
+from reliora_git.operations.guards.nouns import GuardFinding, GuardOf, GuardReport
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.guard_match import Meter, lines_matching
 from reliora_git.records.guards import ActiveGuard, path_applies
-from reliora_git.records.text import escape_invisible, neutralize
+from reliora_git.records.text import escape_invisible
 from reliora_git.storage.store import STORE_DIR, Store
 
 if TYPE_CHECKING:
     from reliora_git.gitrepo.diff import AddedLines, ChangeLines
-    from reliora_git.operations.guard_budget import BudgetNote
-    from reliora_git.operations.history import Judged
+    from reliora_git.operations.freshness import Judged
     from reliora_git.records.model import Guard, Record
-    from reliora_git.storage.guardlist import GuardRow
     from reliora_git.storage.index import StoreIndex
 
 #: Files larger than this are not judged (generated or vendored code, data).
@@ -36,82 +34,6 @@ MAX_GUARDED_BYTES = 1 << 20
 _BINARY_PROBE = 8000
 #: A finding shows at most this much of the line it is about.
 MAX_SHOWN_LINE = 120
-
-
-@dataclass(frozen=True)
-class GuardOf:
-    """An active guard and the record it belongs to."""
-
-    record_id: str
-    locator: str
-    guard: ActiveGuard
-    #: The record's own paths (what its freshness is measured on).
-    record_paths: tuple[str, ...] = ()
-
-    def row(self) -> GuardRow:
-        return (self.record_id, self.locator, tuple(self.guard), self.record_paths)
-
-    @classmethod
-    def of_row(cls, row: Sequence[Any]) -> GuardOf:
-        return cls(row[0], row[1], ActiveGuard(*row[2]), tuple(row[3]))
-
-
-@dataclass
-class GuardFinding:
-    """One line that repeats a lesson."""
-
-    path: str
-    line: int
-    record_id: str
-    severity: str
-    message: str
-    #: The line itself, cleaned (invisible characters escaped, secrets masked, cut).
-    text: str = ""
-    stale: bool = False
-    #: The guard's position in its record (1-based).
-    number: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "record": self.record_id,
-            "severity": self.severity,
-            "message": self.message,
-            "stale": self.stale,
-            "text": self.text,
-        }
-
-    def summary(self) -> str:
-        """``src/dates.py:14: repeats lesson ID: message (reliora show ID)``."""
-        stale = " (stale: its code changed since it was recorded)" if self.stale else ""
-        # Commit output reaches agents that commit: the message (from a record, so from a pull
-        # request) has its tags and turn markers neutralised, its invisible characters shown.
-        message = neutralize(escape_invisible(" ".join(self.message.split())))
-        return (
-            f"{escape_invisible(self.path)}:{self.line}: repeats lesson {self.record_id}{stale}: "
-            f"{message} (reliora show {self.record_id})"
-        )
-
-
-@dataclass
-class GuardReport:
-    findings: list[GuardFinding] = field(default_factory=list)
-    #: Files not judged and why (too large).
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    #: How many guards ran.
-    guards: int = 0
-    #: Set when the guards' time ran out: what was not searched, and who used it.
-    budget: BudgetNote | None = None
-    #: How many files the guards were to search.
-    files: int = 0
-
-    @property
-    def blocking(self) -> list[GuardFinding]:
-        return [f for f in self.findings if f.severity == "block"]
-
-    def to_json(self) -> list[dict[str, Any]]:
-        return [finding.to_json() for finding in self.findings]
 
 
 # --- the guards of a store ---------------------------------------------------------------------
@@ -303,7 +225,7 @@ def mark_stale(
     fired = {f.record_id for f in findings}
     if not fired:
         return
-    from reliora_git.operations.history import Subject, freshness
+    from reliora_git.operations.freshness import Subject, freshness
 
     subjects = {
         g.record_id: Subject(g.record_id, g.locator, g.record_paths)
@@ -364,7 +286,7 @@ def commit_report(
 
 
 def _report_of(guards: Sequence[GuardOf], change: ChangeLines, meter: Meter) -> GuardReport:
-    from reliora_git.operations.guard_budget import note_of
+    from reliora_git.operations.guards.budget import note_of
 
     report = GuardReport(findings_in_lines(guards, change, meter), change.skipped, len(guards))
     report.files = len(change.files)
@@ -404,7 +326,7 @@ def tree_report(
     ``each_guard``: one finding per line and guard (not per line and record). ``enough``:
     keep at most this many findings a guard (or record), and stop once all have them.
     """
-    from reliora_git.operations.guard_budget import note_of
+    from reliora_git.operations.guards.budget import note_of
 
     report = GuardReport(guards=len(guards))
     where = top_of(store)
@@ -538,10 +460,10 @@ def add_head_warnings(store: Store, index: StoreIndex, report: Any) -> None:
     The code then already repeats the lesson (it came in with --no-verify, before the
     guard, or from elsewhere): the guard will fire whenever those lines are touched.
     ``check`` gates CI on records from pull requests, so the guards get a review's time
-    (operations/guard_budget.py); when it runs out, the record whose guard used most
+    (operations/guards/budget.py); when it runs out, the record whose guard used most
     of it gets a warning saying so.
     """
-    from reliora_git.operations.guard_budget import REVIEW_SECONDS, budget_meter
+    from reliora_git.operations.guards.budget import REVIEW_SECONDS, budget_meter
     from reliora_git.records.model import Problem
 
     guards = guards_of_index(index)

@@ -12,9 +12,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reliora_git.operations.api import check_reads_back, refuse_secrets, validate_new
+from reliora_git.operations.lessons.targets import Target, find_target
+from reliora_git.operations.lessons.writes import check_reads_back, refuse_secrets, validate_new
 from reliora_git.operations.paths import PathWarning
-from reliora_git.operations.targets import Target, find_target
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import Record
 from reliora_git.storage.index import StoreIndex, open_index
@@ -182,7 +182,7 @@ def updated(
     validate_new(record)
     record.locator = record.locator or target.locator
     if record.guards and not allow_existing:  # guards.py: only guards new in this update
-        from reliora_git.operations.guards import refuse_existing
+        from reliora_git.operations.guards.scan import refuse_existing
 
         refuse_existing(store, record, guards_before)
     text = render_record(record)
@@ -207,8 +207,8 @@ def _given(
     store: Store, index: StoreIndex, changes: Changes, own_id: str
 ) -> tuple[dict[str, object], dict[str, list[str]], list[PathWarning]]:
     """The changes as saved: paths as ``about`` reads them, ``supersedes`` as full ids."""
+    from reliora_git.operations.lessons.targets import resolve_supersedes
     from reliora_git.operations.paths import saved_paths
-    from reliora_git.operations.targets import resolve_supersedes
 
     replace = dict(changes.replace)
     append = {name: list(items) for name, items in changes.append.items()}

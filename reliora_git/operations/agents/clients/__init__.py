@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import cast
 
-from reliora_git.operations.clients.base import ClientModule
+from reliora_git.operations.agents.clients.base import ClientModule
 
 #: Every client, in the order `agent status` lists them.
 CLIENTS = ("claude-code", "codex", "gemini", "copilot", "cursor")

@@ -1,6 +1,6 @@
 """``reliora guard test``: the guards of some records over the working tree or one commit.
 
-Matching is operations/guards.py's; this only picks the guards and the lines. It has
+Matching is operations/guards/scan.py's; this only picks the guards and the lines. It has
 no time budget: it is a test someone runs on purpose, and it shows everything.
 """
 
@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from reliora_git.gitrepo import git
-from reliora_git.operations.guards import (
-    GuardReport,
+from reliora_git.operations.freshness import Judged
+from reliora_git.operations.guards.nouns import GuardReport
+from reliora_git.operations.guards.scan import (
     commit_report,
     guards_of_index,
     mark_stale,
@@ -21,7 +22,6 @@ from reliora_git.operations.guards import (
     top_of,
     working_tree_report,
 )
-from reliora_git.operations.history import Judged
 from reliora_git.records.errors import RelioraError
 
 

@@ -28,8 +28,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from reliora_git.operations import agentfiles
-from reliora_git.operations.clients.base import (
+from reliora_git.operations.agents import files
+from reliora_git.operations.agents.clients.base import (
     ClientFile,
     HookEvent,
     HookInputError,
@@ -37,7 +37,7 @@ from reliora_git.operations.clients.base import (
     hook_command,
     text_field,
 )
-from reliora_git.operations.clients.instructions import BLOCK_EDITOR
+from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
 
 NAME = "copilot"
 #: Seconds Copilot waits for the hook (its default is 30; ours gives up far sooner).
@@ -61,13 +61,13 @@ HOOK_ENTRY: dict[str, Any] = {
 TOP = {"version": 1}
 
 
-HOOKS = agentfiles.combined(
-    agentfiles.flat_hooks(("sessionStart", "userPromptSubmitted"), HOOK_ENTRY, TOP),
-    agentfiles.flat_hooks(("postToolUse",), {**HOOK_ENTRY, "matcher": FILE_MATCHER}, TOP),
+HOOKS = files.combined(
+    files.flat_hooks(("sessionStart", "userPromptSubmitted"), HOOK_ENTRY, TOP),
+    files.flat_hooks(("postToolUse",), {**HOOK_ENTRY, "matcher": FILE_MATCHER}, TOP),
 )
 FILES = (
     ClientFile(NAME, ".github/hooks/reliora.json", *HOOKS),
-    ClientFile(NAME, ".mcp.json", *agentfiles.mcp_servers()),
+    ClientFile(NAME, ".mcp.json", *files.mcp_servers()),
     ClientFile(NAME, ".github/copilot-instructions.md", *BLOCK_EDITOR),
 )
 SIGNS = (".github/copilot-instructions.md", ".github/instructions", ".github/hooks")

@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reliora_git.gitrepo import git
-from reliora_git.operations.check import StoreView, check_entries, index_owners
-from reliora_git.operations.guard_budget import REVIEW_SECONDS, BudgetNote, budget_meter, note_of
-from reliora_git.operations.guards import (
-    GuardFinding,
+from reliora_git.operations.freshness import Judged
+from reliora_git.operations.guards.added import GuardChange, changed_guards
+from reliora_git.operations.guards.budget import REVIEW_SECONDS, budget_meter, note_of
+from reliora_git.operations.guards.nouns import BudgetNote, GuardFinding
+from reliora_git.operations.guards.scan import (
     commit_report,
     guards_of_index,
     mark_stale,
 )
-from reliora_git.operations.history import Judged
-from reliora_git.operations.review_guards import GuardChange, changed_guards
-from reliora_git.operations.staged import add_secret_problems
+from reliora_git.operations.review.check import StoreView, check_entries, index_owners
+from reliora_git.operations.review.staged import add_secret_problems
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent, Problem, Record
 from reliora_git.search.duplicates import SimilarityWarning
@@ -114,7 +114,7 @@ class Review:
     entropy: bool = False
     #: Lines head adds that repeat a lesson: the guards of head's active records (SPEC.md §15).
     guard_findings: list[GuardFinding] = field(default_factory=list)
-    #: Set when the guards ran out of time (operations/guard_budget.py): some did not run.
+    #: Set when the guards ran out of time (operations/guards/budget.py): some did not run.
     guard_budget: BudgetNote | None = None
 
     @property
@@ -419,7 +419,7 @@ def _about_code(
     """The records at head whose ``paths`` match files the change touches (SPEC.md §12),
     active ones only unless ``include_retired`` (those come with ``status`` and
     ``supersededBy``, to be marked)."""
-    from reliora_git.operations.history import paths_match
+    from reliora_git.operations.freshness import paths_match
 
     out = git.run(["diff", "--name-only", "-z", "--no-renames", base, head], store.root)
     store_dir = git.show_prefix(store.root) + ".reliora/"

@@ -1,7 +1,7 @@
 """What every agent client module provides, and the hook event they all read into.
 
 Pure: no file is read here; the client modules parse JSON that has already
-been read, and their file editors take and return text (operations/agentfiles.py).
+been read, and their file editors take and return text (operations/agents/files.py).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class HookEvent:
     files: tuple[str, ...] = ()
     #: The tool reads the file(s), not only edits them (a read may bring a lesson in full).
     reads: bool = False
-    #: ``stop``: the session's transcript, and the reader of its format (operations/transcript.py).
+    #: ``stop``: the session's transcript, and the client whose reader parses it.
     transcript_path: str = ""
     transcript_format: str = ""
     #: ``stop``: the client is already continuing because a stop hook asked it to.

@@ -25,9 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reliora_git.operations import agentfiles
-from reliora_git.operations.clients import shellpaths
-from reliora_git.operations.clients.base import (
+from reliora_git.operations.agents import files, shellpaths
+from reliora_git.operations.agents.clients.base import (
     ClientFile,
     HookEvent,
     HookInputError,
@@ -35,7 +34,7 @@ from reliora_git.operations.clients.base import (
     hook_command,
     text_field,
 )
-from reliora_git.operations.clients.instructions import BLOCK_EDITOR
+from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
 from reliora_git.records.errors import RelioraError
 
 if sys.version_info >= (3, 11):
@@ -73,11 +72,11 @@ HOOK_ENTRY: dict[str, Any] = {
 GRACE_KEY = "mcp_optional_startup_grace_ms"
 GRACE_MS = 10_000
 SERVER_HEADER = "mcp_servers.reliora"
-SERVER = agentfiles.MCP_SERVER
+SERVER = files.MCP_SERVER
 #: Table header lines tried as the place for the block before giving up (a file has few).
 MAX_PLACES = 64
 
-HOOKS = agentfiles.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY)
+HOOKS = files.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY)
 
 
 # --- .codex/config.toml -----------------------------------------------------------------------
@@ -89,7 +88,7 @@ HOOKS = agentfiles.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY)
 
 
 def _block(with_grace: bool) -> str:
-    lines = [agentfiles.TOML_BEGIN]
+    lines = [files.TOML_BEGIN]
     if with_grace:
         lines += [
             "# Codex waits this long for the reliora MCP server before the first request",
@@ -100,7 +99,7 @@ def _block(with_grace: bool) -> str:
         f"[{SERVER_HEADER}]",
         f"command = {json.dumps(SERVER['command'])}",
         f"args = {json.dumps(SERVER['args'])}",
-        agentfiles.TOML_END,
+        files.TOML_END,
     ]
     return "\n".join(lines) + "\n"
 
@@ -166,7 +165,7 @@ def _without_block(text: str, span: tuple[int, int]) -> str:
 def install_config(text: str | None, name: str) -> str:
     if not text:
         return _block(with_grace=True)
-    span = agentfiles.block_span(text, name, agentfiles.TOML_BEGIN, agentfiles.TOML_END)
+    span = files.block_span(text, name, files.TOML_BEGIN, files.TOML_END)
     if span is not None:  # ours already: brought up to date in place
         outside = _parse(text[: span[0]] + text[span[1] :], name)
         updated = text[: span[0]] + _block(GRACE_KEY not in outside) + text[span[1] :]
@@ -201,7 +200,7 @@ def install_config(text: str | None, name: str) -> str:
 def uninstall_config(text: str | None, name: str) -> str | None:
     if text is None:
         return None
-    span = agentfiles.block_span(text, name, agentfiles.TOML_BEGIN, agentfiles.TOML_END)
+    span = files.block_span(text, name, files.TOML_BEGIN, files.TOML_END)
     if span is None:
         return text
     rest = _without_block(text, span)
@@ -211,18 +210,18 @@ def uninstall_config(text: str | None, name: str) -> str | None:
 def config_state(text: str | None, name: str) -> str:
     if text is None:
         return "absent"
-    span = agentfiles.block_span(text, name, agentfiles.TOML_BEGIN, agentfiles.TOML_END)
+    span = files.block_span(text, name, files.TOML_BEGIN, files.TOML_END)
     if span is None:
         server = _server_of(_parse(text, name))
         if server is None:
             return "not installed"
-        return "installed" if agentfiles.is_our_server(server) else "another 'reliora' server"
+        return "installed" if files.is_our_server(server) else "another 'reliora' server"
     outside = _parse(text[: span[0]] + text[span[1] :], name)
     held = text[span[0] : span[1]].replace("\r\n", "\n")
     return "installed" if held == _block(GRACE_KEY not in outside) else "outdated"
 
 
-CONFIG = agentfiles.Editor(install_config, uninstall_config, config_state)
+CONFIG = files.Editor(install_config, uninstall_config, config_state)
 FILES = (
     ClientFile(NAME, ".codex/hooks.json", *HOOKS),
     ClientFile(NAME, ".codex/config.toml", *CONFIG),

@@ -7,7 +7,7 @@ in ``AGENTS.md`` (one block serves both), Copilot in
 
 from __future__ import annotations
 
-from reliora_git.operations.agentfiles import MD_BEGIN, MD_END, Editor, marked_block
+from reliora_git.operations.agents.files import MD_BEGIN, MD_END, Editor, marked_block
 
 BLOCK = f"""{MD_BEGIN}
 ## Lessons from past work (Reliora)

@@ -1,7 +1,7 @@
 """``reliora brief --push``: the quiet form of a brief that every agent hook prints.
 
 A push is paid for on every prompt of every session (SPEC.md §14.2), so it is
-the brief's selection (operations/brief.py) in a leaner form:
+the brief's selection (operations/brief/full.py) in a leaner form:
 
 * a lesson goes **in full** only when the ranking is confident that it bears
   on the task (search/confidence.py), or when it is about a file named or
@@ -14,7 +14,7 @@ The text is for a model: the problem a lesson solved and what worked, its
 warnings, no field names or scores (``--json`` keeps them), and an opening
 line that says what the lessons are without claiming where they came from.
 
-Hooks push once a session (operations/agent_hook.py): :func:`compose` takes
+Hooks push once a session (operations/agents/hook.py): :func:`compose` takes
 what the session already got and leaves it out, except that a lesson shown
 only as a line comes once in full when a file it is about is read.
 Selection (slow: the index) and composition (fast, pure) are apart, so that
@@ -28,7 +28,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reliora_git.operations.brief import (
+from reliora_git.operations.brief.full import (
     CHARS_PER_TOKEN,
     DEFAULT_LIMIT,
     Lesson,

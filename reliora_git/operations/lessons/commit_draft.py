@@ -73,7 +73,7 @@ def draft(commit: Commit, date: str) -> Record:
 def from_commit(root: Path, rev: str) -> Record:
     """The draft for the commit ``rev`` names in the repository at ``root``."""
     from reliora_git.gitrepo import commits
-    from reliora_git.operations.lesson_commits import date_of
+    from reliora_git.operations.lessons.commits import date_of
 
     found = commits.commit(root, rev)
     return draft(found, date_of(found.time))

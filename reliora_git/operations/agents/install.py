@@ -2,7 +2,7 @@
 
 Each client's files (SPEC.md §14.1; operations/clients/ has one module per
 client, docs/agents.md names the documentation each one follows) are edited in
-place by the pure editors of operations/agentfiles.py: what a file already
+place by the pure editors of operations/agents/files.py: what a file already
 holds keeps its bytes, and uninstall right after install gives the original
 bytes back. Nothing is kept outside the files: our entries are recognised by
 what they are. :func:`plan` reads the files and :func:`apply` writes them.
@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reliora_git.operations.clients import CLIENTS, DEFAULT_CLIENTS, load
-from reliora_git.operations.clients.base import ClientFile
+from reliora_git.operations.agents.clients import CLIENTS, DEFAULT_CLIENTS, load
+from reliora_git.operations.agents.clients.base import ClientFile
 from reliora_git.records.errors import RelioraError
 
 
@@ -43,6 +43,7 @@ def detected_clients(root: Path) -> list[str]:
 
 
 # --- files -------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class FileChange:

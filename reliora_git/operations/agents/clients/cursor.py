@@ -24,8 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reliora_git.operations import agentfiles
-from reliora_git.operations.clients.base import (
+from reliora_git.operations.agents import files
+from reliora_git.operations.agents.clients.base import (
     ClientFile,
     HookEvent,
     HookInputError,
@@ -33,7 +33,7 @@ from reliora_git.operations.clients.base import (
     hook_command,
     text_field,
 )
-from reliora_git.operations.clients.instructions import BLOCK
+from reliora_git.operations.agents.clients.instructions import BLOCK
 
 NAME = "cursor"
 #: Seconds Cursor waits for the hook (its own default is longer; ours gives up far sooner).
@@ -56,16 +56,16 @@ RULE_FRONT_MATTER = (
 
 HOOK_ENTRY: dict[str, Any] = {"command": hook_command(NAME), "timeout": HOOK_TIMEOUT}
 TOP = {"version": 1}
-HOOKS = agentfiles.combined(
-    agentfiles.flat_hooks(("sessionStart",), HOOK_ENTRY, TOP),
-    agentfiles.flat_hooks(("postToolUse",), {**HOOK_ENTRY, "matcher": FILE_MATCHER}, TOP),
+HOOKS = files.combined(
+    files.flat_hooks(("sessionStart",), HOOK_ENTRY, TOP),
+    files.flat_hooks(("postToolUse",), {**HOOK_ENTRY, "matcher": FILE_MATCHER}, TOP),
 )
 FILES = (
     ClientFile(NAME, ".cursor/hooks.json", *HOOKS),
     ClientFile(
-        NAME, ".cursor/rules/reliora.mdc", *agentfiles.marked_block(BLOCK, empty=RULE_FRONT_MATTER)
+        NAME, ".cursor/rules/reliora.mdc", *files.marked_block(BLOCK, empty=RULE_FRONT_MATTER)
     ),
-    ClientFile(NAME, ".cursor/mcp.json", *agentfiles.mcp_servers()),
+    ClientFile(NAME, ".cursor/mcp.json", *files.mcp_servers()),
 )
 SIGNS = (".cursor", ".cursorrules")
 

@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from reliora_git.operations import jsonedit
-from reliora_git.operations.jsonedit import PathStep
+from reliora_git.operations.agents import jsonedit
+from reliora_git.operations.agents.jsonedit import PathStep
 from reliora_git.records.errors import RelioraError
 
 Install = Callable[[str | None, str], str]

@@ -14,12 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reliora_git.operations.guards import (
-    GuardFinding,
-    GuardOf,
-    GuardReport,
-    tree_report,
-)
+from reliora_git.operations.guards.nouns import GuardFinding, GuardOf, GuardReport
+from reliora_git.operations.guards.scan import tree_report
 from reliora_git.records.guard_match import Meter
 from reliora_git.records.guards import ActiveGuard, resolve, shown_pattern
 from reliora_git.records.model import Problem

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reliora_git.operations import agentfiles
-from reliora_git.operations.clients.base import (
+from reliora_git.operations.agents import files
+from reliora_git.operations.agents.clients.base import (
     ClientFile,
     HookEvent,
     HookInputError,
@@ -25,7 +25,7 @@ from reliora_git.operations.clients.base import (
     hook_command,
     text_field,
 )
-from reliora_git.operations.clients.instructions import BLOCK_EDITOR
+from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
 
 NAME = "claude-code"
 #: Seconds Claude Code waits for the hook (its own limit; ours is far shorter).
@@ -57,8 +57,8 @@ HOOK_ENTRY: dict[str, Any] = {
     "timeout": HOOK_TIMEOUT,
 }
 
-SETTINGS = agentfiles.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY)
-SERVERS = agentfiles.mcp_servers()
+SETTINGS = files.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY)
+SERVERS = files.mcp_servers()
 FILES = (
     ClientFile(NAME, ".claude/settings.json", *SETTINGS),
     ClientFile(NAME, ".mcp.json", *SERVERS),

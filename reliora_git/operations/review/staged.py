@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reliora_git.gitrepo import git
-from reliora_git.operations.check import (
+from reliora_git.operations.guards.nouns import GuardReport
+from reliora_git.operations.review.check import (
     CheckReport,
     FileReport,
     StoreView,
     check_entries,
     index_owners,
 )
-from reliora_git.operations.guards import GuardReport
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import Problem
 from reliora_git.search.duplicates import DEFAULT_DUPLICATE_OVERLAP, DocsPool
@@ -193,11 +193,11 @@ def staged_guards(store: Store, staged: StagedStore) -> GuardReport:
     """The guards of the staged store's active records over the lines the commit adds.
 
     With no record staged, the guards are HEAD's, known from a small file keyed by the
-    tree of HEAD's records (operations/guards.py): a store without guards runs no diff.
-    The guards share a commit's time budget (operations/guard_budget.py).
+    tree of HEAD's records (operations/guards/scan.py): a store without guards runs no diff.
+    The guards share a commit's time budget (operations/guards/budget.py).
     """
-    from reliora_git.operations.guard_budget import COMMIT_SECONDS, budget_meter
-    from reliora_git.operations.guards import (
+    from reliora_git.operations.guards.budget import COMMIT_SECONDS, budget_meter
+    from reliora_git.operations.guards.scan import (
         committed_guards,
         guards_of_index,
         mark_stale,
@@ -232,7 +232,7 @@ def add_secret_problems(
     Only the pragma of detect-secrets allows a finding here (``record --allow-secret``
     is not remembered anywhere): the hook and ``review`` see what would be pushed.
     """
-    from reliora_git.operations.check import secret_problem
+    from reliora_git.operations.review.check import secret_problem
     from reliora_git.records.credentials import (
         other_record_fields,
         record_fields,

@@ -1,0 +1,1 @@
+"""Agents: installs into each client, the hook every client runs, the session, the ask."""

@@ -1,0 +1,1 @@
+"""Brief: which lessons a task gets, the full brief and the quiet push."""

@@ -1,0 +1,1 @@
+"""Lessons: search, show, list, record, feedback, the lifecycle, about, stale, commits."""

@@ -1,0 +1,1 @@
+"""Review: check a store, check what is staged, the commit hook's pointer, a branch."""
