@@ -438,6 +438,7 @@ def session_figures(
     """A session of ``size`` prompts on one topic (the tasks whose notes share the commonest
     tag), pushed through compose with the session's memory as the hooks keep it."""
     from reliora_git.operations.brief.push import candidates, compose
+    from reliora_git.operations.brief.selection import Situation
 
     tags: Counter[str] = Counter()
     tagged: dict[str, list[Task]] = {}
@@ -453,7 +454,7 @@ def session_figures(
     times: Counter[str] = Counter()
     chars = []
     for task in chosen:
-        _, found = candidates(store, task.task, index=index)
+        _, found = candidates(store, Situation(task.task), index=index)
         entries, text = compose(found, pushed)
         for entry in entries:
             times[entry.candidate.lesson.id] += 1

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from reliora_git.interfaces.commands import searching
+from reliora_git.operations.lessons import reads as api
 from reliora_git.storage import cache, values
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
@@ -115,7 +116,7 @@ def test_cache_is_written_under_the_git_dir_and_then_used(
     monkeypatch.setattr(
         values, "read_text", lambda entry: reads.append(entry.locator) or real(entry)
     )
-    assert [h.doc.id for h in reads.search(populated, "timeouts").hits] == ["flaky-a"]
+    assert [h.doc.id for h in api.search(populated, "timeouts").hits] == ["flaky-a"]
     assert reads == []  # every file came from the cache
 
 
@@ -253,3 +254,54 @@ def test_a_cache_that_cannot_be_written_only_costs_speed(
     (repo / ".git" / "reliora-cache").write_text("not a folder")
     search.assert_same_as_cold()
     assert (repo / ".git" / "reliora-cache").read_text() == "not a folder"
+
+
+def _imported_modules(path: Path, package_root: Path) -> set[Path]:
+    """The package's modules that ``path`` imports anywhere in its code (functions included),
+    leaving out what it imports only for type checking."""
+    import ast
+
+    found: set[Path] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reliora_git."):
+            parts = node.module.split(".")[1:] if node.module else []
+            for alias in node.names:
+                as_module = package_root.joinpath(*parts, alias.name).with_suffix(".py")
+                found.add(
+                    as_module
+                    if as_module.exists()
+                    else package_root.joinpath(*parts).with_suffix(".py")
+                )
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return {module for module in found if module.exists()}
+
+
+def test_every_module_the_cached_values_depend_on_is_in_the_code_stamp() -> None:
+    """A cached value is what storage/values.py and storage/index.py make of a file: every
+    module they reach must be one whose change resets the cache (cache.CODE_PACKAGES)."""
+    package_root = Path(cache.__file__).resolve().parents[1]
+    start = [package_root / "storage" / name for name in ("values.py", "index.py")]
+    seen: set[Path] = set()
+    while start:
+        module = start.pop()
+        if module not in seen:
+            seen.add(module)
+            start.extend(_imported_modules(module, package_root))
+    packages = {module.relative_to(package_root).parts[0] for module in seen}
+    assert len(seen) > 15  # the walk follows imports (records/parse.py, search/rank.py, …)
+    assert packages <= set(cache.CODE_PACKAGES), sorted(packages - set(cache.CODE_PACKAGES))
+
+
+def test_a_change_to_any_module_of_those_packages_changes_the_stamp(tmp_path: Path) -> None:
+    before = cache.code_stamp(tmp_path)
+    stamped = {entry[:2] for entry in before if isinstance(entry, tuple)}
+    package_root = Path(cache.__file__).resolve().parents[1]
+    for package in cache.CODE_PACKAGES:
+        for module in (package_root / package).glob("*.py"):
+            assert (package, module.name) in stamped

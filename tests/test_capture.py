@@ -19,7 +19,7 @@ from reliora_git.operations.agents.capture import (
     find,
     is_probe,
 )
-from reliora_git.operations.agents.transcript import Step
+from reliora_git.operations.agents.clients.base import Step
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker
 

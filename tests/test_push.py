@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.brief.full import Lesson
 from reliora_git.operations.brief.push import MAX_ENTRIES, MAX_FULL, Candidate, compose
+from reliora_git.operations.brief.selection import Lesson
 from reliora_git.search.confidence import Confidence
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git, reliora_executable

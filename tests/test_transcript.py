@@ -11,7 +11,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from reliora_git.operations.agents.transcript import Step, read_lines, steps
+from reliora_git.operations.agents.clients.base import Step
+from reliora_git.operations.agents.transcript import read_lines, steps
 
 
 def jsonl(path: Path, entries: list[Any]) -> Path:

@@ -163,10 +163,6 @@ def safe_path(path: str) -> bool:
     return ".." not in path.split("/") and "\0" not in path and "\n" not in path
 
 
-def _matches(changed: str, path: str) -> bool:
-    return changed == path or (path.endswith("/") and changed.startswith(path))
-
-
 #: Above this many pathspecs the whole log is read and filtered here: git matches every
 #: tree entry of every commit against every pathspec, so 20 of them made `git log` 8×
 #: slower than reading all of it (2,000 commits: 0.8 s against 0.1 s for two, 0.2 s all).

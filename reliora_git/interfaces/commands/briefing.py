@@ -50,7 +50,8 @@ def run_brief(
 ) -> None:
     """The `brief` command once its arguments are parsed (exits through SystemExit on errors)."""
     from reliora_git.interfaces.output import emit, print_json
-    from reliora_git.operations.brief.full import DEFAULT_LIMIT, brief
+    from reliora_git.operations.brief.full import brief
+    from reliora_git.operations.brief.selection import DEFAULT_LIMIT
     from reliora_git.storage.store import find_store
 
     with reporting(json_output):

@@ -30,8 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reliora_git.operations.agents.clients.base import HookEvent
-from reliora_git.operations.agents.transcript import Step
+from reliora_git.operations.agents.clients.base import HookEvent, Step
 from reliora_git.records.text import neutralize, remove_invisible
 
 #: What opens every ask: also how a client's echo of it as a prompt is recognised.

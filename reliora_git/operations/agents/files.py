@@ -456,10 +456,3 @@ def marked_block(block: str, begin: str = MD_BEGIN, end: str = MD_END, empty: st
 
 TOML_BEGIN = "# reliora:begin"
 TOML_END = "# reliora:end"
-
-
-def toml_table(header: str, body: str) -> Editor:
-    """A TOML table ``[header]`` with ``body`` (key = value lines), between marker comments,
-    appended at the end of the file (a table runs to the next header, so it is self-contained)."""
-    block = f"{TOML_BEGIN}\n[{header}]\n{body.rstrip()}\n{TOML_END}\n"
-    return marked_block(block, TOML_BEGIN, TOML_END)

@@ -1,15 +1,14 @@
 """``reliora hook``: what an agent client's hook event gets back (SPEC.md §14.1).
 
-The client (Claude Code) runs the hook with one JSON object on stdin —
-``hook_event_name``, ``session_id``, ``cwd``, and per event ``prompt`` or
-``tool_name`` with ``tool_input`` — and adds what the hook prints to the
-model's context. Here:
+Every client runs the same command, ``reliora hook --client NAME``, with one JSON
+object on stdin in its own format; the client's module in clients/ reads it into a
+:class:`HookEvent` of one of four kinds and renders what the client must print back:
 
-* ``SessionStart``: a short brief from the branch's changes;
-* ``UserPromptSubmit``: a brief from the prompt;
-* ``PreToolUse`` of a file tool (Read, Edit, MultiEdit, Write, NotebookEdit):
-  the lessons about that file, once per file per session (the first read is
-  when an agent forms its plan).
+* ``session`` (the session starts): a short brief from the branch's changes;
+* ``prompt`` (a prompt is sent): the quiet push for the prompt (brief/push.py);
+* ``file`` (a file tool is about to run): the lessons about that file, once per file
+  per session (the first read is when an agent forms its plan);
+* ``stop`` (the turn ends): the end-of-turn ask (capture.py).
 
 Nothing here may break a session: every failure becomes one line in a log
 under the git directory (``agent status`` shows it), never output. The state
@@ -122,20 +121,23 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
     # Imported here: a file already briefed in this session needs none of it.
     from reliora_git.operations.agents import session
     from reliora_git.operations.brief import push
+    from reliora_git.operations.brief.selection import Situation
     from reliora_git.storage.store import find_store
 
     store = find_store(cwd=event.cwd)
     if event.kind == "file":
-        _, found = push.candidates(store, files=relative)
+        _, found = push.candidates(store, Situation(files=tuple(relative)))
     elif event.kind == "prompt":
-        _, found = push.candidates(store, event.prompt)
+        _, found = push.candidates(store, Situation(event.prompt))
     else:
         if places.state is not None:
             session.prune(places.state)
         from reliora_git.storage.index import open_index
 
         index = open_index(store)
-        _, found = push.candidates(store, changes=True, limit=SESSION_START_LIMIT, index=index)
+        _, found = push.candidates(
+            store, Situation(changes=True, limit=SESSION_START_LIMIT), index=index
+        )
         guarded = any(doc is not None and doc.guards for doc in index.inverted.docs)
         notice = clone_notice(places) if guarded else ""
         if notice:

@@ -22,26 +22,27 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from reliora_git.operations.brief.selection import (
+    DEFAULT_LIMIT,
+    Lesson,
+    Situation,
+    add_freshness,
+    select,
+)
+from reliora_git.operations.brief.text import clean, cut, one_line
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import FeedbackSummary
-from reliora_git.records.text import neutralize, remove_invisible
-from reliora_git.search.taskrank import Settings, TaskHit, WordMatch, rank_task, task_words
-from reliora_git.storage.index import StoreIndex, open_index
+from reliora_git.search.taskrank import Settings, WordMatch
+from reliora_git.storage.index import StoreIndex
 from reliora_git.storage.store import Store
-
-if TYPE_CHECKING:
-    from reliora_git.operations.freshness import Freshness
 
 #: Characters per token of the budget (docs/commands.md).
 CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET = 1000
 #: The least budget: the opening line and a left-out line must fit.
 MIN_BUDGET = 100
-DEFAULT_LIMIT = 5
-#: Files a brief may name (--file, MCP `files`): each is resolved against the work tree.
-MAX_FILES = 100
 #: The opening line: lessons are data from the repository, not instructions.
 FRAMING = (
     "Lessons recorded in this repository (.reliora/) that may bear on this work. "
@@ -56,39 +57,6 @@ ITEMS_SHOWN = 3
 
 
 # --- the document --------------------------------------------------------------------------
-
-
-@dataclass
-class Lesson:
-    id: str
-    title: str
-    locator: str
-    #: The named or changed files it is about (top-relative), or none.
-    paths: list[str]
-    #: The task words it shares, with the fields holding them (empty: selected by path).
-    matches: tuple[WordMatch, ...]
-    score: float | None
-    freshness: Freshness | None = None
-    #: Its compact text, and its short form (for a first lesson larger than the budget).
-    text: str = ""
-    short: str = ""
-
-    def reason_json(self) -> dict[str, Any]:
-        return {
-            "paths": self.paths,
-            "tokens": [
-                {
-                    "word": m.word,
-                    "terms": list(m.terms),
-                    "fields": list(m.fields),
-                    "stemmed": m.stemmed,
-                    "by": list(m.by),
-                    "score": round(m.score, 4),
-                }
-                for m in self.matches
-            ],
-            "score": None if self.score is None else round(self.score, 4),
-        }
 
 
 @dataclass
@@ -151,67 +119,7 @@ class Brief:
         return fit_document(self.to_json(), self.budget * CHARS_PER_TOKEN, shorts)
 
 
-# --- selection -----------------------------------------------------------------------------
-
-
-@dataclass
-class Selection:
-    """The lessons chosen for a situation, in order, before any rendering."""
-
-    index: StoreIndex
-    #: The files named or changed, top-relative.
-    files: list[str]
-    lessons: list[Lesson]
-    #: The task ranking's hits above the floor (active records), best first.
-    hits: list[TaskHit]
-    retired: int
-    #: Records with a score in this store, for the confidence rule (search/confidence.py).
-    total: int
-
-
-def select(
-    store: Store,
-    task: str = "",
-    *,
-    query: str = "",
-    files: Sequence[str] = (),
-    changes: bool = False,
-    base: str | None = None,
-    limit: int = DEFAULT_LIMIT,
-    index: StoreIndex | None = None,
-    settings: Settings | None = None,
-) -> Selection:
-    """The lessons about the files (newest first), then those the task ranks above the floor."""
-    require_situation(task, query, files, changes, limit)
-    index = index or open_index(store)
-    wanted = _files(store, files, changes, base)
-    lessons, retired = _about(index, wanted)
-    lessons = lessons[:limit]
-    chosen = {lesson.id for lesson in lessons}
-    # Retired and superseded records are ranked too, then counted out: the agent is told
-    # that some match, as search tells people (the floor does not depend on who is admitted).
-    hits = rank_task(
-        index.inverted,
-        task_words(task, query, settings),
-        settings,
-        admit=lambda doc: True,
-        text_of=index.text_of,  # confirms a task word written as two words (taskrank.py)
-    )
-    retired |= {hit.doc.id for hit in hits if not hit.doc.is_active}
-    hits = [hit for hit in hits if hit.doc.is_active]
-    by_id = {hit.doc.id: hit for hit in hits}
-    for lesson in lessons:  # a lesson about the files may share words with the task too
-        hit = by_id.get(lesson.id)
-        if hit is not None:
-            lesson.matches, lesson.score = hit.matches, hit.score
-    for hit in hits:
-        if len(lessons) >= limit:
-            break
-        if hit.doc.id not in chosen:
-            lessons.append(_lesson_of(hit))
-            chosen.add(hit.doc.id)
-    total = sum(doc is not None for doc in index.inverted.docs)
-    return Selection(index, wanted, lessons, hits, len(retired), total)
+# --- the brief ---------------------------------------------------------------------------------
 
 
 def brief(
@@ -228,19 +136,9 @@ def brief(
     settings: Settings | None = None,
 ) -> Brief:
     """The brief for a task, files about to be edited, and/or this branch's changes."""
-    require_situation(task, query, files, changes, limit)
+    situation = Situation(task, query, tuple(files), changes, base, limit)
     budget = check_budget(store, budget)
-    chosen = select(
-        store,
-        task,
-        query=query,
-        files=files,
-        changes=changes,
-        base=base,
-        limit=limit,
-        index=index,
-        settings=settings,
-    )
+    chosen = select(store, situation, index=index, settings=settings)
     result = Brief(task, chosen.files, budget, retired_matches=chosen.retired)
     lessons = chosen.lessons
     if not lessons:
@@ -252,25 +150,6 @@ def brief(
     return result
 
 
-def require_situation(
-    task: str, query: str, files: Sequence[str], changes: bool, limit: int
-) -> None:
-    """A usage error unless there is something to brief on, and a limit of at least 1."""
-    if not (task.strip() or query.strip() or files or changes):
-        raise RelioraError(
-            "a brief needs a task, --file PATH or --changes (reliora brief --help)",
-            code="usage",
-        )
-    if limit < 1:
-        raise RelioraError("--limit must be at least 1", code="usage")
-    if len(files) > MAX_FILES:
-        raise RelioraError(
-            f"a brief names at most {MAX_FILES} files ({len(files)} given); "
-            "use --changes for a branch's files",
-            code="usage",
-        )
-
-
 def check_budget(store: Store, budget: int | None) -> int:
     """``budget``, or the store's ``brief_budget``; a usage error below MIN_BUDGET."""
     if budget is None:
@@ -280,88 +159,6 @@ def check_budget(store: Store, budget: int | None) -> int:
     if budget < MIN_BUDGET:
         raise RelioraError(f"--budget must be at least {MIN_BUDGET} tokens", code="usage")
     return budget
-
-
-def _lesson_of(hit: TaskHit) -> Lesson:
-    doc = hit.doc
-    return Lesson(doc.id, doc.title, doc.locator, [], hit.matches, hit.score)
-
-
-def _files(store: Store, given: Sequence[str], changes: bool, base: str | None) -> list[str]:
-    """The named files and (``changes``) this branch's changed files, top-relative, once each."""
-    from reliora_git.operations.paths import repo_path
-
-    found = [repo_path(store, raw) for raw in given]
-    if changes:
-        found += changed_files(store, base)
-    return list(dict.fromkeys(found))
-
-
-def changed_files(store: Store, base: str | None = None) -> list[str]:
-    """Files changed on this branch since its merge base with ``base`` (default: the
-    default branch), plus staged and unstaged changes; top-relative."""
-    from reliora_git.gitrepo import git
-
-    if git.toplevel(store.root) is None:
-        raise RelioraError("--changes needs a git repository", code="usage")
-    head = git.verify_ref(store.root, "HEAD")
-    fork = head
-    if head is not None:
-        ref = base or git.default_branch(store.root)
-        if ref is not None:
-            base_commit = git.verify_ref(store.root, ref)
-            if base_commit is None:
-                raise RelioraError(
-                    f"{ref!r} does not name a commit here (`git branch -a` lists the branches)",
-                    code="unknown_ref",
-                )
-            fork = git.merge_base(store.root, base_commit, head) or base_commit
-        # No default branch (no origin/HEAD, main or master): what is not yet committed.
-    return git.changed_since(store.root, fork)
-
-
-def _about(index: StoreIndex, wanted: list[str]) -> tuple[list[Lesson], set[str]]:
-    """The active records whose paths match ``wanted`` (the rule of ``about``), newest first,
-    and the ids of the retired or superseded records that match too.
-
-    The index holds each record's paths, so only the records that match are read.
-    """
-    if not wanted:
-        return [], set()
-    from reliora_git.operations.freshness import paths_match
-
-    found: list[tuple[str, str, Lesson]] = []
-    retired: set[str] = set()
-    docs = index.inverted.docs
-    for slot in index.slots():
-        doc = docs[slot]
-        assert doc is not None
-        if not doc.paths:
-            continue
-        hit = [w for w in wanted if any(paths_match(p, w) for p in doc.paths)]
-        if hit and not doc.is_active:
-            retired.add(doc.id)
-        elif hit:
-            created = index.record_json(slot).get("created") or ""
-            found.append((created, doc.id, Lesson(doc.id, doc.title, doc.locator, hit, (), None)))
-    found.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    return [lesson for _, _, lesson in found], retired
-
-
-def add_freshness(store: Store, index: StoreIndex, lessons: list[Lesson]) -> None:
-    """Each lesson's freshness from git history (one ``git log`` for all that have paths)."""
-    from reliora_git.operations.freshness import Subject, freshness
-
-    docs = index.inverted.docs
-    subjects = []
-    for lesson in lessons:
-        slot = index.slot_of(lesson.id)
-        doc = docs[slot] if slot is not None else None
-        if doc is not None:
-            subjects.append(Subject(doc.id, doc.locator, doc.paths))
-    found = freshness(store, subjects)
-    for lesson in lessons:
-        lesson.freshness = found.get(lesson.id)
 
 
 # --- rendering -----------------------------------------------------------------------------
@@ -446,21 +243,6 @@ def _text(value: Any) -> str:
     return one_line(value) if isinstance(value, str) else ""
 
 
-def cut(text: str, limit: int, show: str) -> str:
-    """``text`` whole when it fits in ``limit`` characters, else cut after its last sentence
-    end within the limit (else at a space) and followed by ``… (reliora show ID)``."""
-    if len(text) <= limit:
-        return text
-    window = text[:limit]
-    end = max(window.rfind(mark) for mark in (". ", "! ", "? ", "; "))
-    if end >= limit // 3:
-        kept = window[: end + 1]
-    else:
-        space = window.rfind(" ")
-        kept = window[:space] if space > 0 else window
-    return f"{kept.rstrip()} … {show}"
-
-
 # --- the budget ----------------------------------------------------------------------------
 
 
@@ -537,16 +319,3 @@ def left_out_line(left_out: list[Lesson], room: int) -> str:
             "(reliora brief --json lists them; reliora show ID)"
         )
     return line
-
-
-# --- text safety ---------------------------------------------------------------------------
-
-
-def clean(text: str) -> str:
-    """``text`` without control, bidirectional or invisible characters, and neutralised for an
-    agent's context (records/text.py: no tags, no turn markers)."""
-    return neutralize(remove_invisible(text))
-
-
-def one_line(text: str) -> str:
-    return " ".join(clean(text).split())

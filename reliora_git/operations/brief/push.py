@@ -28,18 +28,15 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reliora_git.operations.brief.full import (
-    CHARS_PER_TOKEN,
+from reliora_git.operations.brief.full import CHARS_PER_TOKEN, check_budget
+from reliora_git.operations.brief.selection import (
     DEFAULT_LIMIT,
     Lesson,
+    Situation,
     add_freshness,
-    check_budget,
-    clean,
-    cut,
-    one_line,
-    require_situation,
     select,
 )
+from reliora_git.operations.brief.text import clean, cut, one_line
 from reliora_git.search.confidence import Confidence, judge
 from reliora_git.search.taskrank import Settings
 from reliora_git.storage.index import StoreIndex
@@ -156,28 +153,13 @@ def _lesson_json(candidate: Candidate, form: str) -> dict[str, Any]:
 
 def candidates(
     store: Store,
-    task: str = "",
+    situation: Situation,
     *,
-    query: str = "",
-    files: Sequence[str] = (),
-    changes: bool = False,
-    base: str | None = None,
-    limit: int = DEFAULT_LIMIT,
     index: StoreIndex | None = None,
     settings: Settings | None = None,
 ) -> tuple[list[str], list[Candidate]]:
     """The files named or changed, and the brief's lessons rendered in both forms."""
-    chosen = select(
-        store,
-        task,
-        query=query,
-        files=files,
-        changes=changes,
-        base=base,
-        limit=limit,
-        index=index,
-        settings=settings,
-    )
+    chosen = select(store, situation, index=index, settings=settings)
     position = {hit.doc.id: i for i, hit in enumerate(chosen.hits)}
     found = []
     for lesson in chosen.lessons:
@@ -211,19 +193,9 @@ def push(
     settings: Settings | None = None,
 ) -> Push:
     """``reliora brief --push``: the push for a situation, outside any session."""
-    require_situation(task, query, files, changes, limit)
+    situation = Situation(task, query, tuple(files), changes, base, limit)
     budget = check_budget(store, budget)
-    wanted, found = candidates(
-        store,
-        task,
-        query=query,
-        files=files,
-        changes=changes,
-        base=base,
-        limit=limit,
-        index=index,
-        settings=settings,
-    )
+    wanted, found = candidates(store, situation, index=index, settings=settings)
     result = Push(task, wanted, budget, found)
     result.entries, result.rendered = compose(found, limit=budget * CHARS_PER_TOKEN)
     return result

@@ -16,13 +16,12 @@ from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import Problem, Record
 from reliora_git.search.duplicates import (
     DEFAULT_DUPLICATE_OVERLAP,
-    DocsPool,
     Pool,
     SimilarityWarning,
     find_similar,
     likely_only,
 )
-from reliora_git.storage.catalog import Catalog, Entry
+from reliora_git.storage.catalog import Entry
 from reliora_git.storage.config import load_config
 from reliora_git.storage.index import StoreIndex, open_index
 from reliora_git.storage.store import Store
@@ -230,14 +229,6 @@ def judged_of(entry: Entry) -> Judged:
         judged.fingerprint = fingerprint(record)
         judged.load = lambda: record
     return judged
-
-
-def view_of(catalog: Catalog) -> StoreView:
-    owners = catalog.id_owners()
-    for entry in catalog.entries:
-        if entry.record is not None and entry.record.id:
-            owners.setdefault(entry.record.id, entry.locator)
-    return StoreView(DocsPool(catalog.indexed(), catalog.feedback()), owners)
 
 
 def index_owners(index: StoreIndex) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""What every agent client module provides, and the hook event they all read into.
+"""What every agent client module provides, and what they all read into: the hook event, and
+the steps of a transcript.
 
 Pure: no file is read here; the client modules parse JSON that has already
 been read, and their file editors take and return text (operations/agents/files.py).
@@ -6,10 +7,26 @@ been read, and their file editors take and return text (operations/agents/files.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing that happened in a session, in order.
+
+    kind: ``run`` (a shell command; ``failed`` and the ``output`` tail when it failed),
+    ``edit`` (``files`` changed), ``prompt`` (the person's words), ``record`` (a record
+    saved or updated through an MCP tool), ``feedback`` (``files`` holds the lesson ids).
+    """
+
+    kind: str
+    text: str = ""
+    failed: bool = False
+    output: str = ""
+    files: tuple[str, ...] = ()
 
 
 class HookInputError(Exception):
@@ -60,6 +77,9 @@ class ClientModule(Protocol):
     NAME: str
     FILES: tuple[ClientFile, ...]
     SIGNS: tuple[str, ...]
+
+    #: Its transcript read into steps (the end-of-turn ask), or None: it keeps none we read.
+    read_transcript: Callable[[Iterable[bytes]], Iterator[Step]] | None
 
     def parse_event(self, data: dict[str, Any], cwd: Path) -> HookEvent: ...
 

@@ -13,6 +13,7 @@ instruction (the end-of-turn ask, SPEC.md §16).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,19 @@ from reliora_git.operations.agents.clients.base import (
     ClientFile,
     HookEvent,
     HookInputError,
+    Step,
     cwd_of,
     hook_command,
     text_field,
 )
 from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
+from reliora_git.operations.agents.transcript import (
+    kinds,
+    objects,
+    output_text,
+    reliora_tool,
+    tail,
+)
 
 NAME = "claude-code"
 #: Seconds Claude Code waits for the hook (its own limit; ours is far shorter).
@@ -117,3 +126,61 @@ def todo(root: Path) -> list[str]:
         "Claude Code asks once, per person, to approve the project's `reliora` MCP server "
         "(.mcp.json): answer yes, or run /mcp in a session"
     ]
+
+
+# --- the transcript ------------------------------------------------------------------------------
+
+_EDITS = {"Edit": "file_path", "MultiEdit": "file_path", "Write": "file_path"}
+_EDITS["NotebookEdit"] = "notebook_path"
+#: What Claude Code writes as a user entry that the person did not type.
+_NOT_TYPED = ("<command-", "<local-command", "Caveat:", "<system-reminder>", "<bash-")
+
+
+_KINDS = kinds("assistant", "user")
+
+
+def read_transcript(lines: Iterable[bytes]) -> Iterator[Step]:
+    calls: dict[str, tuple[str, Any]] = {}
+    for entry in objects(lines, _KINDS):
+        kind, message = entry.get("type"), entry.get("message")
+        if entry.get("isSidechain") or not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if kind == "assistant" and isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    calls[str(block.get("id"))] = (str(block.get("name")), block.get("input"))
+        elif kind == "user" and not entry.get("isMeta"):
+            if isinstance(content, str):
+                yield from _prompt(content)
+                continue
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text":
+                    yield from _prompt(str(block.get("text") or ""))
+                elif block.get("type") == "tool_result":
+                    call = calls.pop(str(block.get("tool_use_id")), None)
+                    if call is not None:
+                        yield from _result(*call, block)
+
+
+def _prompt(text: str) -> Iterator[Step]:
+    if text.strip() and not text.lstrip().startswith(_NOT_TYPED):
+        yield Step("prompt", text)
+
+
+def _result(name: str, arguments: Any, block: dict[str, Any]) -> Iterator[Step]:
+    failed = block.get("is_error") is True
+    arguments = arguments if isinstance(arguments, dict) else {}
+    if name == "Bash":
+        command = arguments.get("command")
+        if isinstance(command, str):
+            output = tail(output_text(block.get("content"))) if failed else ""
+            yield Step("run", command, failed=failed, output=output)
+    elif name in _EDITS and not failed:
+        file = arguments.get(_EDITS[name])
+        if isinstance(file, str) and file:
+            yield Step("edit", files=(file,))
+    elif not failed and (step := reliora_tool(name, arguments)) is not None:
+        yield step

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,20 @@ from reliora_git.operations.agents.clients.base import (
     ClientFile,
     HookEvent,
     HookInputError,
+    Step,
     cwd_of,
     hook_command,
     text_field,
 )
 from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
+from reliora_git.operations.agents.transcript import (
+    arguments_of,
+    kinds,
+    objects,
+    output_text,
+    reliora_tool,
+    tail,
+)
 from reliora_git.records.errors import RelioraError
 
 if sys.version_info >= (3, 11):
@@ -304,3 +314,71 @@ def _trusted(root: Path) -> bool:
         if isinstance(entry, dict) and entry.get("trust_level") == "trusted":
             return True
     return False
+
+
+# --- the transcript ------------------------------------------------------------------------------
+
+_SHELLS = {"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"}
+
+
+def shell_command(command: Any) -> str:
+    """A command Codex ran, as the line the model wrote (``bash -lc LINE`` gives LINE)."""
+    if isinstance(command, str):
+        return command
+    if not isinstance(command, list) or not all(isinstance(part, str) for part in command):
+        return ""
+    if len(command) == 3 and command[0] in _SHELLS and command[1] in ("-c", "-lc"):
+        return str(command[2])
+    return " ".join(command)
+
+
+_KINDS = kinds("event_msg", "response_item")
+
+
+def read_transcript(lines: Iterable[bytes]) -> Iterator[Step]:
+    seen: set[str] = set()
+    for entry in objects(lines, _KINDS):
+        payload = entry.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        what = payload.get("type")
+        if entry.get("type") == "response_item":
+            if what == "function_call":  # only reliora's MCP tools matter here
+                arguments = arguments_of(payload.get("arguments"))
+                step = reliora_tool(str(payload.get("name")), arguments)
+                if step is not None:
+                    yield step
+            continue
+        item = payload.get("item") if what == "item_completed" else payload
+        if not isinstance(item, dict):
+            continue
+        key = str(item.get("id") or item.get("call_id") or "")
+        if key and key in seen:
+            continue
+        step = _item(item, str(item.get("type") if what == "item_completed" else what))
+        if step is not None:
+            seen.add(key)
+            yield step
+
+
+def _item(item: dict[str, Any], kind: str) -> Step | None:
+    if kind in ("CommandExecution", "exec_command_end"):
+        command = shell_command(item.get("command"))
+        if not command:
+            return None
+        code = item.get("exit_code")
+        failed = (isinstance(code, int) and code != 0) or item.get("status") == "failed"
+        output = item.get("aggregated_output") or item.get("stderr") or ""
+        return Step("run", command, failed=failed, output=tail(str(output)) if failed else "")
+    if kind in ("FileChange", "patch_apply_end"):
+        changes = item.get("changes")
+        if item.get("status") == "failed" or item.get("success") is False:
+            return None
+        files = tuple(str(p) for p in changes) if isinstance(changes, dict) else ()
+        return Step("edit", files=files) if files else None
+    if kind in ("UserMessage", "user_message"):
+        text = output_text(item.get("content")) or str(item.get("message") or "")
+        return Step("prompt", text) if text.strip() else None
+    if kind == "McpToolCall" and str(item.get("server")) == "reliora":
+        return reliora_tool(f"reliora__{item.get('tool')}", arguments_of(item.get("arguments")))
+    return None

@@ -116,3 +116,7 @@ def todo(root: Path) -> list[str]:
         "Cursor asks once, per person, to enable the project's `reliora` MCP server "
         "(.cursor/mcp.json): turn it on in Settings > MCP (cursor-agent: `mcp enable reliora`)",
     ]
+
+
+#: Its hooks send no transcript the end-of-turn ask could read.
+read_transcript = None

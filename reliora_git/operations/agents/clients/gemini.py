@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,20 @@ from reliora_git.operations.agents.clients.base import (
     ClientFile,
     HookEvent,
     HookInputError,
+    Step,
     cwd_of,
     hook_command,
     text_field,
 )
 from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
 from reliora_git.operations.agents.files import Editor
+from reliora_git.operations.agents.transcript import (
+    kinds,
+    objects,
+    output_text,
+    reliora_tool,
+    tail,
+)
 from reliora_git.records.errors import RelioraError
 
 NAME = "gemini"
@@ -258,3 +267,76 @@ def todo(root: Path) -> list[str]:
         "only in a trusted folder: trust this folder when Gemini CLI asks, or run /permissions "
         "in a session"
     ]
+
+
+# --- the transcript ------------------------------------------------------------------------------
+
+_EDITS = {"replace": "file_path", "write_file": "file_path", "edit": "file_path"}
+_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
+_HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>", re.DOTALL)
+
+
+_KINDS = kinds("gemini", "user")
+
+
+def read_transcript(lines: Iterable[bytes]) -> Iterator[Step]:
+    seen: set[str] = set()
+    for entry in objects(lines, _KINDS):
+        update = entry.get("$set")
+        messages = update.get("messages") if isinstance(update, dict) else [entry]
+        for message in messages if isinstance(messages, list) else []:
+            if isinstance(message, dict):
+                yield from _message(message, seen)
+
+
+def _message(message: dict[str, Any], seen: set[str]) -> Iterator[Step]:
+    if message.get("type") == "user":
+        parts = message.get("displayContent") or message.get("content")
+        if isinstance(parts, list) and any(
+            isinstance(p, dict) and "functionResponse" in p for p in parts
+        ):
+            return  # a tool result sent back to the model
+        text = _HOOK_CONTEXT.sub("", output_text(parts)).strip()
+        if text and not text.startswith("<session_context>"):
+            yield Step("prompt", text)
+        return
+    for call in message.get("toolCalls") or []:
+        if not isinstance(call, dict) or call.get("status") is None:
+            continue  # not run yet: the message is written again when it is
+        key = str(call.get("id"))
+        if key in seen:
+            continue
+        seen.add(key)
+        step = _call(call)
+        if step is not None:
+            yield step
+
+
+def _call(call: dict[str, Any]) -> Step | None:
+    name, arguments = str(call.get("name")), call.get("args")
+    arguments = arguments if isinstance(arguments, dict) else {}
+    status = call.get("status")
+    if name == "run_shell_command":
+        command = arguments.get("command")
+        if not isinstance(command, str):
+            return None
+        output = _output(call.get("result"))
+        code = _EXIT_CODE.search(output)
+        failed = status == "error" or (code is not None and code.group(1) != "0")
+        return Step("run", command, failed=failed, output=tail(output) if failed else "")
+    if status != "success":
+        return None
+    if name in _EDITS:
+        file = arguments.get(_EDITS[name])
+        return Step("edit", files=(file,)) if isinstance(file, str) and file else None
+    return reliora_tool(name, arguments)
+
+
+def _output(result: Any) -> str:
+    texts = []
+    for part in result if isinstance(result, list) else []:
+        call = part.get("functionResponse") if isinstance(part, dict) else None
+        response = call.get("response") if isinstance(call, dict) else None
+        if isinstance(response, dict):
+            texts.append(str(response.get("output") or response.get("error") or ""))
+    return "\n".join(texts)
