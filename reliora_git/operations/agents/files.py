@@ -40,6 +40,11 @@ class Editor(NamedTuple):
     state: State
 
 
+#: The state of a part that says nothing of an install either way (an item a person may have
+#: put there too): a combined editor's state is its other parts'.
+NEUTRAL = "neither"
+
+
 #: What marks a hook entry as ours: the command runs `reliora hook`.
 HOOK_MARK = "reliora hook"
 
@@ -69,6 +74,7 @@ def combined(*editors: Editor) -> Editor:
 
     def state(text: str | None, name: str) -> str:
         found = [editor.state(text, name) for editor in editors]
+        found = [state for state in found if state != NEUTRAL] or found
         if len(set(found)) == 1:
             return found[0]
         odd = [s for s in found if s not in ("installed", "not installed", "partial")]

@@ -4,8 +4,10 @@ Each client's files (SPEC.md §14.1; operations/clients/ has one module per
 client, docs/agents.md names the documentation each one follows) are edited in
 place by the pure editors of operations/agents/files.py: what a file already
 holds keeps its bytes, and uninstall right after install gives the original
-bytes back. Nothing is kept outside the files: our entries are recognised by
-what they are. :func:`plan` reads the files and :func:`apply` writes them.
+bytes back. Our entries are recognised by what they are; the one kind of item a
+person may have put there too (clients/base.py ``Noted``) is noted in the clone's git
+directory when install adds it, and uninstall takes it out only with that note.
+:func:`plan` reads the files and :func:`apply` writes them.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class FileChange:
     file: ClientFile
     before: bytes | None
     after: bytes | None
+    #: "add" when install added the file's noted item, "drop" when uninstall took it out.
+    note: str | None = None
 
     @property
     def action(self) -> str:
@@ -88,6 +92,56 @@ def _with_newlines(
     return result.replace("\n", "\r\n") if crlf and result is not None else result
 
 
+NOTES_FILE = "agent-notes.json"
+
+
+def notes_path(root: Path) -> Path | None:
+    """Where this clone keeps what install added (``$(git rev-parse --git-path reliora)``)."""
+    from reliora_git.gitrepo import git
+
+    try:
+        out = git.run(["rev-parse", "--git-path", "reliora"], root, check=False)
+    except RelioraError:
+        return None
+    line = out.decode("utf-8", "surrogateescape").strip()
+    return (root / line / NOTES_FILE) if line else None
+
+
+def read_notes(root: Path) -> dict[str, list[str]]:
+    """File path -> the noted settings whose item install added in this clone."""
+    import json
+
+    path = notes_path(root)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path else {}
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        key: [v for v in value if isinstance(v, str)]
+        for key, value in data.items()
+        if isinstance(key, str) and isinstance(value, list)
+    }
+
+
+def _write_notes(root: Path, changes: Sequence[FileChange]) -> None:
+    import json
+
+    noted = [change for change in changes if change.note and change.file.noted]
+    path = notes_path(root) if noted else None
+    if path is None:
+        return
+    notes = read_notes(root)
+    for change in noted:
+        assert change.file.noted is not None
+        setting = change.file.noted.setting
+        held = [s for s in notes.get(change.file.path, []) if s != setting]
+        notes[change.file.path] = [*held, setting] if change.note == "add" else held
+    notes = {key: value for key, value in notes.items() if value}
+    _write(path, (json.dumps(notes, indent=2, sort_keys=True) + "\n").encode(), NOTES_FILE)
+
+
 def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
     """What ``action`` ("install" or "uninstall") would do to each file of ``clients``.
 
@@ -95,6 +149,7 @@ def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
     leaves it alone while a client that is not being removed still has its entries there.
     """
     keep: set[str] = set()
+    notes = read_notes(root) if any(f.noted for f in client_files(clients)) else {}
     if action == "uninstall":
         others = [c for c in installed_clients(root) if c not in clients]
         keep = {file.path for file in client_files(others)}
@@ -115,15 +170,25 @@ def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
             )
         text = _read(root / file.path, file.path)
         edit = file.install if action == "install" else file.uninstall
+        noted = file.noted is not None and file.noted.setting in notes.get(file.path, [])
+        if action == "uninstall" and file.noted is not None and not noted:
+            edit = file.noted.uninstall_unnoted  # the item may be a person's: left as it is
         after = _with_newlines(edit, text, file.path)
+        note = None
+        if file.noted is not None and action == "install":
+            added = not file.noted.listed(text) and file.noted.listed(after)
+            note = "add" if added else None
+        elif file.noted is not None and noted and not file.noted.listed(after):
+            note = "drop"
         before_bytes = None if text is None else text.encode("utf-8")
-        changes.append(
-            FileChange(file, before_bytes, None if after is None else after.encode("utf-8"))
-        )
+        after_bytes = None if after is None else after.encode("utf-8")
+        changes.append(FileChange(file, before_bytes, after_bytes, note))
     return changes
 
 
 def apply(root: Path, changes: Sequence[FileChange]) -> None:
+    """Write each change, then note what install added (after the files: a note never names
+    an item that is not there)."""
     for change in changes:
         path = root / change.file.path
         if change.action == "unchanged":
@@ -133,6 +198,7 @@ def apply(root: Path, changes: Sequence[FileChange]) -> None:
             _prune_empty_folders(root, path.parent)
             continue
         _write(path, change.after, change.file.path)
+    _write_notes(root, changes)
 
 
 def _write(path: Path, data: bytes, name: str) -> None:

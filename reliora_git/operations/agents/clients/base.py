@@ -60,6 +60,19 @@ class HookEvent:
 
 
 @dataclass(frozen=True)
+class Noted:
+    """A list-valued setting whose item a person may have put there too (Gemini CLI's
+    ``context.fileName`` naming AGENTS.md): nothing in the file says who added it, so install
+    notes in the clone's git directory that it did, and uninstall takes the item out only
+    with that note (``uninstall_unnoted`` leaves the setting as it is)."""
+
+    setting: str
+    #: Whether the item is in the setting of this text.
+    listed: Callable[[str | None], bool]
+    uninstall_unnoted: Callable[[str | None, str], str | None]
+
+
+@dataclass(frozen=True)
 class ClientFile:
     """A project file a client reads, and the pure editor of our entries in it."""
 
@@ -69,6 +82,7 @@ class ClientFile:
     install: Callable[[str | None, str], str]
     uninstall: Callable[[str | None, str], str | None]
     state: Callable[[str | None, str], str]
+    noted: Noted | None = None
 
 
 class ClientModule(Protocol):

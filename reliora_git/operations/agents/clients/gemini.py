@@ -29,6 +29,7 @@ from reliora_git.operations.agents.clients.base import (
     ClientFile,
     HookEvent,
     HookInputError,
+    Noted,
     Step,
     cwd_of,
     hook_command,
@@ -124,15 +125,16 @@ def _from_a_string(text: str, node: jsonedit.Node) -> str | None:
     return token
 
 
-def context_files() -> Editor:
+def context_files(noted: bool = True) -> Editor:
     """``context.fileName`` names AGENTS.md as well as what it named (GEMINI.md by default).
 
-    Each way install changes it has a shape uninstall recognises without a note kept anywhere:
-    absent, it becomes ``["AGENTS.md", "GEMINI.md"]`` (removed whole); a list gets AGENTS.md
-    appended (the last one is taken out); a single name becomes ``["AGENTS.md", <that name as
-    written>]`` (turned back; a lone "GEMINI.md" comes back as no fileName, the same to Gemini).
-    A list that names AGENTS.md already is left alone, and uninstall takes AGENTS.md out of it
-    all the same: nothing says who put it there.
+    A list that names AGENTS.md already is left alone. Otherwise install notes that it added
+    AGENTS.md (agents/install.py keeps the note in the clone's git directory), and only with
+    that note (``noted``) does uninstall take it out again, in the shape install made:
+    absent, it became ``["AGENTS.md", "GEMINI.md"]`` (removed whole); a list got AGENTS.md
+    appended (the last one is taken out); a single name became ``["AGENTS.md", <that name as
+    written>]`` (turned back; a lone "GEMINI.md" comes back as no fileName, the same to
+    Gemini). Without the note the setting is a person's, and stays as it is.
     """
     # Never AGENTS.md last, as an appended list has it: uninstall tells the two apart.
     created = [OUR_FILE, DEFAULT_FILE]
@@ -157,7 +159,9 @@ def context_files() -> Editor:
         if text is None:
             return None
         node = _context_node(text, name)
-        if node is None or node.kind != "array" or OUR_FILE not in _names(text, node):
+        if not noted or node is None or node.kind != "array":
+            return text
+        if OUR_FILE not in _names(text, node):
             return text
         if _names(text, node) == created:
             return files.emptied(files.remove_cascading(text, CONTEXT_PATH, keep=0))
@@ -172,9 +176,15 @@ def context_files() -> Editor:
             return "absent"
         node = _context_node(text, name)
         held = [] if node is None else _names(text, node)
-        return "installed" if OUR_FILE in held else "not installed"
+        # Listed, it says nothing of an install: a person may list AGENTS.md themselves.
+        return files.NEUTRAL if OUR_FILE in held else "not installed"
 
     return Editor(install, uninstall, state)
+
+
+def _lists_agents_md(text: str | None) -> bool:
+    node = None if text is None else _context_node(text, SETTINGS_PATH)
+    return node is not None and text is not None and OUR_FILE in _names(text, node)
 
 
 SETTINGS = files.combined(
@@ -182,8 +192,19 @@ SETTINGS = files.combined(
     files.mcp_servers(),
     context_files(),
 )
+#: The same, for an uninstall with no note that install added AGENTS.md to context.fileName.
+_SETTINGS_UNNOTED = files.combined(
+    files.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY),
+    files.mcp_servers(),
+    context_files(noted=False),
+)
 FILES = (
-    ClientFile(NAME, SETTINGS_PATH, *SETTINGS),
+    ClientFile(
+        NAME,
+        SETTINGS_PATH,
+        *SETTINGS,
+        noted=Noted(".".join(CONTEXT_PATH), _lists_agents_md, _SETTINGS_UNNOTED.uninstall),
+    ),
     ClientFile(NAME, "AGENTS.md", *BLOCK_EDITOR),
 )
 SIGNS = (".gemini", "GEMINI.md")
