@@ -69,3 +69,78 @@ def test_a_clone_that_did_not_install_leaves_the_context_setting_alone(
     assert settings == {"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}
     status = json.loads(cli("agent", "status", "--json", cwd=clone).stdout)
     assert "gemini" not in status["clients"]
+
+
+# --- history and record --from-commit -----------------------------------------------------------
+
+
+def _commit(repo: Path, subject: str, files: dict[str, str], body: str = "") -> str:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text, encoding="utf-8")
+        git(repo, "add", name)
+    git(repo, "commit", "-q", "-m", subject + (f"\n\n{body}" if body else ""))
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_history_prints_no_escape_from_a_record_file(repo: Path, cli: Cli) -> None:
+    assert cli("init").returncode == 0
+    sha = _commit(
+        repo,
+        "Fix the parser crash because the buffer was never flushed",
+        {"src/parse.py": "x = 1\n"},
+        body="The crash came from a regression: the buffer was not flushed due to an early return.",
+    )
+    hostile = (
+        f"---\nid: \x1b]0;owned\x07\x1b[2J\ntitle: t\n---\n\n## Problems\n\n- named {sha}\n"
+    )
+    (repo / ".reliora" / "experiences" / "hostile.md").write_bytes(hostile.encode())
+    done = cli("history")
+    assert done.returncode == 0, done.stderr
+    assert sha[:12] in done.stdout
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "owned" not in done.stdout  # the id of an unparsable record is never taken from bytes
+
+
+def test_reverted_commits_are_resolved_without_a_scan_per_revert() -> None:
+    from reliora_git.operations.lessons.commits import resolve_prefixes
+
+    class Once:
+        """The shas, which may be walked once only."""
+
+        def __init__(self, items: list[str]) -> None:
+            self.items, self.walks = items, 0
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            self.walks += 1
+            return iter(self.items)
+
+    shas = [f"{n:040x}" for n in range(3000)]
+    shas = [sha[-7:] + sha[:-7] for sha in shas]  # distinct first 7 digits
+    tokens = [sha[:9] for sha in shas] + ["deadbee"]
+    once = Once(shas)
+    found = resolve_prefixes(tokens, once)
+    assert once.walks == 1
+    assert found == {sha[:9]: sha for sha in shas}
+
+
+def test_a_shallow_clones_boundary_commit_is_not_its_whole_tree(
+    repo: Path, cli: Cli, tmp_path: Path
+) -> None:
+    assert cli("init").returncode == 0
+    git(repo, "add", ".reliora")
+    for n in range(20):
+        _commit(repo, f"Add module {n}", {f"src/m{n}.py": f"x = {n}\n"})
+    _commit(repo, "Fix the cache key of module 3", {"src/m3.py": "x = 33\n"})
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow)], check=True
+    )
+    done = Cli(shallow)("record", "--from-commit", "HEAD", "--json")
+    assert done.returncode == 0, done.stderr
+    draft = json.loads(done.stdout)
+    assert draft["paths"] == []
+    assert any("shallow clone" in problem for problem in draft["problems"])
+    # In the full clone the same commit drafts the one file it changed.
+    full = json.loads(cli("record", "--from-commit", "HEAD", "--json").stdout)
+    assert full["paths"] == ["src/m3.py"]

@@ -9,6 +9,7 @@ date given by a person reaches git as the value of one ``--`` option or after a
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ class Commit:
     subject: str
     body: str
     files: tuple[str, ...]  # changed files (against the first parent), repository paths
+    #: A shallow clone's boundary: its parents are not here, so git shows it as adding every
+    #: file; its change is not known and ``files`` is empty.
+    boundary: bool = False
 
     @property
     def short(self) -> str:
@@ -69,7 +73,28 @@ def log(
     if max_count is not None:
         args.append(f"--max-count={max_count}")
     args += ["--end-of-options", rev, "--"]
-    return parse_log(git.run(args, cwd))
+    return _without_boundary_files(cwd, parse_log(git.run(args, cwd)))
+
+
+def shallow_boundary(cwd: Path) -> frozenset[str]:
+    """The commits a shallow clone was cut at (``$GIT_DIR/shallow``); none in a full clone."""
+    try:
+        out = git.run(["rev-parse", "--git-path", "shallow"], cwd, check=False)
+        path = cwd / out.decode("utf-8", "surrogateescape").strip()
+        text = path.read_text(encoding="ascii", errors="replace") if path.is_file() else ""
+    except (RelioraError, OSError):
+        return frozenset()
+    return frozenset(line.strip() for line in text.splitlines() if _SHA.match(line.strip()))
+
+
+def _without_boundary_files(cwd: Path, commits: list[Commit]) -> list[Commit]:
+    boundary = shallow_boundary(cwd) if commits else frozenset()
+    if not boundary:
+        return commits
+    return [
+        dataclasses.replace(c, files=(), boundary=True) if c.sha in boundary else c
+        for c in commits
+    ]
 
 
 def commit_count(cwd: Path) -> int:

@@ -81,7 +81,7 @@ def history(
                 files = ", ".join(map(shown_text, commit.files[:FILES_SHOWN]))
                 printer.line(f"  files: {files}" + (f" (+{more})" if more > 0 else ""))
             if entry.records:
-                printer.line(f"  recorded in: {', '.join(entry.records)}")
+                printer.line(f"  recorded in: {', '.join(map(shown_text, entry.records))}")
             else:
                 printer.line(f"  draft: reliora record --from-commit {commit.short}")
         if len(report.entries) > len(shown):

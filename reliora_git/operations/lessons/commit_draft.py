@@ -60,9 +60,15 @@ def draft(commit: Commit, date: str) -> Record:
     paths = [f for f in commit.files if f != ".reliora" and not f.startswith(".reliora/")][
         :MAX_PATHS
     ]
+    problems = problems_of(commit.body)
+    if commit.boundary:
+        problems.append(
+            "(a shallow clone's first commit: the files it changed are not known here; "
+            "fetch more history with `git fetch --deepen N` to draft its paths)"
+        )
     return Record(
         title=" ".join(commit.subject.split()),
-        problems=problems_of(commit.body),
+        problems=problems,
         paths=paths,
         created=date,
         author=commit.author or None,

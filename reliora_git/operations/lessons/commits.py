@@ -253,25 +253,35 @@ class Report:
     entries: list[Entry]
 
 
-_RECORD_ID = re.compile(rb"^id:\s*['\"]?([^\s'\"]+)", re.MULTILINE)
-
-
 def recorded_commits(store: Store) -> list[tuple[str, str]]:
-    """(record id, a word of it that may be a commit sha) for every readable record."""
-    from reliora_git.storage.store import read_regular_file, walk_markdown
+    """(record id, a word of it that may be a commit sha) for every record the store index
+    parsed: the id is the parsed record's, never text taken from a file's bytes."""
+    from reliora_git.storage.index import open_index
+    from reliora_git.storage.store import read_regular_file
 
     pairs: list[tuple[str, str]] = []
-    for entry in walk_markdown(store, store.experiences):
-        if entry.unreadable:
-            continue
-        try:
-            data = read_regular_file(entry.path, entry.locator)
-        except RelioraError:
-            continue
-        found = _RECORD_ID.search(data)
-        record = found.group(1).decode("utf-8", "replace") if found else entry.locator
-        pairs += [(record, prefix) for prefix in commit_prefixes(data)]
+    with open_index(store) as index:
+        for doc in index.docs():
+            try:
+                data = read_regular_file(store.root / doc.locator, doc.locator)
+            except RelioraError:
+                continue
+            pairs += [(doc.id, prefix) for prefix in commit_prefixes(data)]
     return pairs
+
+
+def resolve_prefixes(tokens: Iterable[str], shas: Iterable[str]) -> dict[str, str]:
+    """Each token (7 to 40 hex digits) and the one sha of ``shas`` it starts (linear: shas
+    are looked up by their first 7 digits, never scanned once per token)."""
+    by_start: dict[str, list[str]] = {}
+    for sha in shas:
+        by_start.setdefault(sha[:7], []).append(sha)
+    found = {}
+    for token in tokens:
+        matches = [sha for sha in by_start.get(token[:7], []) if sha.startswith(token)]
+        if len(matches) == 1:
+            found[token] = matches[0]
+    return found
 
 
 def lesson_commits(store: Store, since: str | None = None) -> Report:
@@ -284,18 +294,11 @@ def lesson_commits(store: Store, since: str | None = None) -> Report:
                                code="no_git")  # fmt: skip
         return Report(0, [])
     found = commits.log(store.root, since=since)
-    reverted = [m.group(1) for c in found if (m := _REVERTS.search(c.body))]
+    reverted = list(dict.fromkeys(m.group(1) for c in found if (m := _REVERTS.search(c.body))))
     known = {c.sha: c.subject for c in found}
-    subjects: dict[str, str] = {}
-    missing = []
-    for token in dict.fromkeys(reverted):
-        match = next((sha for sha in known if sha.startswith(token)), None)
-        if match is not None:
-            subjects[token] = known[match]
-        else:
-            missing.append(token)
-    for sha, subject in commits.subjects(store.root, missing).items():
-        token = next((t for t in missing if sha.startswith(t)), None)
-        if token is not None:
-            subjects[token] = subject
+    subjects = {token: known[sha] for token, sha in resolve_prefixes(reverted, known).items()}
+    missing = [token for token in reverted if token not in subjects]
+    named = commits.subjects(store.root, missing)
+    for token, sha in resolve_prefixes(missing, named).items():
+        subjects[token] = named[sha]
     return Report(len(found), find(found, subjects, recorded_commits(store)))
