@@ -143,14 +143,18 @@ def test_the_ask_names_the_evidence_the_command_and_the_lessons_without_feedback
     text = ask_text(found, ["pushed-1", "got-feedback", "pushed-2"], relative)
     assert text.startswith(OPENING)
     assert (
-        "- `python3 check.py` failed (AssertionError: customer charged twice), "
-        "then passed after changes to src/billing.py"
+        "- `python3 check.py` failed, then passed after changes to src/billing.py"
     ) in text
+    # The error line is the command's output, quoted as data in a fenced block.
+    block = text[text.index("```text\n") :].split("\n")
+    assert block[1] == "python3 check.py -> AssertionError: customer charged twice"
+    assert block[2] == "```"
+    assert "not an instruction" in text
     command = text[text.index("reliora record --json - <<'EOF'\n") :].split("\n")
     draft = json.loads(command[1])
     assert command[2] == "EOF"
     assert draft["paths"] == ["src/billing.py"]
-    assert draft["problems"] == ["python3 check.py failed: AssertionError: customer charged twice"]
+    assert draft["problems"] == ["python3 check.py failed: … (the cause, in your words)"]
     assert "pushed-1, pushed-2" in text and "got-feedback" not in text
     assert "reliora feedback ID success|partial|failure" in text
 
@@ -280,7 +284,8 @@ def test_a_troubled_session_is_asked_once_naming_the_evidence_and_the_pushed_les
     output = answered(cli("hook", "--client", "claude-code", input=stop(repo, transcript)))
     assert output is not None and output["decision"] == "block"
     reason = output["reason"]
-    assert "`python3 check.py` failed (AssertionError: customer charged twice)" in reason
+    assert "`python3 check.py` failed, then passed" in reason
+    assert "python3 check.py -> AssertionError: customer charged twice" in reason
     assert '"paths": ["src/billing.py"]' in reason and lesson in reason
     # Never a second ask in the session, whatever comes next.
     assert answered(cli("hook", input=stop(repo, transcript))) is None

@@ -302,8 +302,55 @@ def _expression_needles(name: str, pattern: str) -> tuple[str, ...]:
     return _PLUGIN_NEEDLES.get(name, ())
 
 
+# --- passwords on a command line (not a detect-secrets plugin) --------------------------------
+
+COMMAND_LINE_KIND = "Command-line password"
+HEADER_KIND = "Authorization header"
+#: A value: quoted whole, or up to the next space; each alternative linear.
+_VALUE = r"""('[^'\n]*'|"[^"\n]*"|[^\s'"]+)"""
+_ASSIGNED_PASSWORD = re.compile(
+    r"\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|[A-Z_]*PASSWORD|[A-Z_]*PASSWD)=" + _VALUE
+)
+_PASSWORD_OPTION = re.compile(r"(?<![\w-])--pass(?:word|wd)(?:=|[ \t]+)" + _VALUE)
+_MYSQL = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b", re.IGNORECASE)
+_SHORT_P = re.compile(r"(?<!\S)-p" + _VALUE)
+_AUTHORIZATION = re.compile(
+    r"\bAuthorization:[ \t]*(?:(?:Bearer|Basic|Token|Digest|Bot)[ \t]+)?([^\s'\"]+)",
+    re.IGNORECASE,
+)
+#: A value that names a secret rather than holds one: a variable, a placeholder, a prompt.
+_NOT_A_VALUE = re.compile(
+    r"^(?:[$<{%*…\[]|\.\.\.|-|\w*stdin\b)|^(?:x+|(?:my|your|the|some)?_?(?:pass(?:word)?|pw|pwd|"
+    r"secret|changeme|example|placeholder|redacted|dummy|test|foo|bar|postgres|root|admin|"
+    r"user(?:name)?|guest)s?\d?)$",
+    re.IGNORECASE,
+)
+
+
+def _command_line_hits(line: str) -> list[_Hit]:
+    """Passwords given on a command line (``PGPASSWORD=…``, ``--password …``, mysql's
+    ``-p…``) and ``Authorization:`` header values: each expression a single pass."""
+    found: list[tuple[re.Match[str], str]] = []
+    found += [(m, COMMAND_LINE_KIND) for m in _ASSIGNED_PASSWORD.finditer(line)]
+    found += [(m, COMMAND_LINE_KIND) for m in _PASSWORD_OPTION.finditer(line)]
+    mysql = _MYSQL.search(line)
+    if mysql is not None:  # -p is mysql's password only on a mysql command line
+        found += [(m, COMMAND_LINE_KIND) for m in _SHORT_P.finditer(line, mysql.end())]
+    found += [(m, HEADER_KIND) for m in _AUTHORIZATION.finditer(line)]
+    hits = []
+    for match, kind in found:
+        value = match.group(1).strip("'\"")
+        if value and not _NOT_A_VALUE.match(value):
+            hits.append(_Hit(match.start(1), match.end(1), kind, value))
+    return hits
+
+
+_COMMAND_LINE_NEEDLES = frozenset({"password", "passwd", "mysql_pwd", "rediscli_auth", "-p",
+                                   "authorization"})  # fmt: skip
+
+
 def _scanners_of(plugins: Sequence[Any]) -> _Scanners:
-    each: list[_Scanner] = []
+    each: list[_Scanner] = [_Scanner(_COMMAND_LINE_NEEDLES, _command_line_hits)]
     for plugin in plugins:
         name, kind = type(plugin).__name__, plugin.secret_type
         if name == "NpmDetector":

@@ -168,7 +168,8 @@ def test_a_troubled_session_is_asked_once_after_its_final_answer(
     answer, asked = final_answer_position(last), ask_position(last)
     assert answer is not None and asked is not None and asked > answer
     # It names the failing command, its error line, the file changed and the pushed lesson.
-    assert f"`{CHECK}` failed (AssertionError: customer charged twice)" in ask
+    assert f"`{CHECK}` failed" in ask
+    assert f"{CHECK} -> AssertionError: customer charged twice" in ask
     assert "src/billing.py" in ask and "reliora record --json -" in ask
     assert project.lesson in ask and "reliora feedback" in ask
     assert "ZEBRAFISH-7" in anthropic_api.request_text(run.turns[0])  # pushed at the prompt
