@@ -91,9 +91,7 @@ def test_history_prints_no_escape_from_a_record_file(repo: Path, cli: Cli) -> No
         {"src/parse.py": "x = 1\n"},
         body="The crash came from a regression: the buffer was not flushed due to an early return.",
     )
-    hostile = (
-        f"---\nid: \x1b]0;owned\x07\x1b[2J\ntitle: t\n---\n\n## Problems\n\n- named {sha}\n"
-    )
+    hostile = f"---\nid: \x1b]0;owned\x07\x1b[2J\ntitle: t\n---\n\n## Problems\n\n- named {sha}\n"
     (repo / ".reliora" / "experiences" / "hostile.md").write_bytes(hostile.encode())
     done = cli("history")
     assert done.returncode == 0, done.stderr
@@ -266,3 +264,57 @@ def test_the_ask_sees_feedback_the_way_the_cli_accepts_it(command: str) -> None:
         pushed=("flaky-timeouts", "other-lesson"),
     )
     assert "other-lesson" in text and "flaky-timeouts" not in text
+
+
+# --- marker lines: each file by its own syntax ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("client", "path"),
+    [
+        ("codex", "AGENTS.md"),
+        ("claude-code", "CLAUDE.md"),
+        ("copilot", ".github/copilot-instructions.md"),
+    ],
+)
+def test_an_unclosed_fence_does_not_multiply_our_block(
+    repo: Path, cli: Cli, client: str, path: str
+) -> None:
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    theirs = "# Notes\n\nAn example:\n\n```sh\nmake test\n"  # the fence never closes
+    (repo / path).write_text(theirs)
+    original = _snapshot(repo)
+    for _ in range(3):
+        assert cli("agent", "install", client).returncode == 0
+    assert (repo / path).read_text().count("<!-- reliora:begin -->") == 1
+    status = json.loads(cli("agent", "status", "--json").stdout)
+    assert client in status["clients"]
+    done = cli("agent", "uninstall", client)
+    assert done.returncode == 0, done.stderr
+    assert (repo / path).read_text() == theirs
+    assert _snapshot(repo) == original
+
+
+def test_a_fence_inside_a_toml_string_does_not_hide_our_block(repo: Path, cli: Cli) -> None:
+    (repo / ".codex").mkdir()
+    theirs = (
+        'model = "o4"\n\n[profiles.docs]\ninstructions = """\nExamples look like:\n```\ncode\n"""\n'
+    )
+    (repo / ".codex" / "config.toml").write_text(theirs)
+    assert cli("agent", "install", "codex").returncode == 0
+    installed = (repo / ".codex" / "config.toml").read_text()
+    assert "[mcp_servers.reliora]" in installed
+    done = cli("agent", "uninstall", "codex", "--json")
+    assert done.returncode == 0, done.stderr
+    changes = {f["path"]: f["action"] for f in json.loads(done.stdout)["files"]}
+    assert changes[".codex/config.toml"] == "updated"
+    assert (repo / ".codex" / "config.toml").read_text() == theirs
+
+
+def test_marker_lines_inside_a_toml_string_are_text(repo: Path, cli: Cli) -> None:
+    (repo / ".codex").mkdir()
+    theirs = 'notes = """\n# reliora:begin\nnot ours\n# reliora:end\n"""\n'
+    (repo / ".codex" / "config.toml").write_text(theirs)
+    assert cli("agent", "install", "codex").returncode == 0
+    assert cli("agent", "uninstall", "codex").returncode == 0
+    assert (repo / ".codex" / "config.toml").read_text() == theirs

@@ -21,6 +21,7 @@ Markdown and TOML through a block between two marker lines.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -373,25 +374,30 @@ MD_BEGIN = "<!-- reliora:begin -->"
 MD_END = "<!-- reliora:end -->"
 
 
-def block_span(text: str, name: str, begin: str, end: str) -> tuple[int, int] | None:
+def block_span(
+    text: str, name: str, begin: str, end: str, syntax: str = "markdown"
+) -> tuple[int, int] | None:
     """Where the block is: from its begin line to after its end line; None when absent.
 
-    Marker lines inside a fenced code block (``` or ~~~) are text, not markers: a file may
-    show them as an example. A second begin line before the end, or a second block, is
-    refused: removing either could take the person's text with it.
+    Marker lines that the file's own syntax makes text are not markers: in Markdown, those
+    inside a fenced code block (``` or ~~~; a file may show them as an example); in TOML
+    (``syntax="toml"``), those inside a multi-line string. A fence left open to the end of
+    the file hides nothing: the file is read again with fences ignored from that line on, so
+    a second install still finds the first block. A second begin line before the end, or a
+    second block, is refused: removing either could take the person's text with it.
     """
+    lines = text.splitlines(keepends=True)
+    quoted, open_at = _quoted_lines(lines, syntax)
+    if open_at is not None:  # an unclosed fence: what follows it is the file's, not a fence's
+        quoted = quoted[:open_at] + [False] * (len(lines) - open_at)
     start: int | None = None
     stop: int | None = None
     start_kept = 0
-    fence = ""
     offset = 0
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+    for number, line in enumerate(lines, start=1):
         stripped = line.strip()
-        if fence:
-            if stripped.startswith(fence) and stripped.strip(fence[0]) == "":
-                fence = ""
-        elif stripped.startswith(("```", "~~~")):
-            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+        if quoted[number - 1]:
+            pass
         elif stripped == begin:
             if start is not None or stop is not None:
                 raise _marker_error(name, number, f"has a second `{begin}` line")
@@ -411,6 +417,39 @@ def block_span(text: str, name: str, begin: str, end: str) -> tuple[int, int] | 
     if stop is None:
         return None
     return start_kept, stop
+
+
+_TOML_QUOTES = re.compile(r'"""|\'\'\'')
+
+
+def _quoted_lines(lines: list[str], syntax: str) -> tuple[list[bool], int | None]:
+    """For each line, whether the syntax makes it text (inside a fence or a multi-line
+    string, or the fence line itself); and the line a Markdown fence opened at and never
+    closed (None when every fence closes). One pass."""
+    quoted: list[bool] = []
+    fence = ""
+    opened = 0
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if syntax == "toml":
+            inside = bool(fence)
+            for match in _TOML_QUOTES.finditer(line):
+                if not fence:
+                    fence = match.group()
+                elif match.group() == fence:
+                    fence = ""
+            quoted.append(inside or bool(fence))
+        elif fence:
+            quoted.append(True)
+            if stripped.startswith(fence) and stripped.strip(fence[0]) == "":
+                fence = ""
+        elif stripped.startswith(("```", "~~~")):
+            quoted.append(True)
+            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+            opened = number
+        else:
+            quoted.append(False)
+    return quoted, (opened if fence and syntax != "toml" else None)
 
 
 def _marker_error(name: str, line: int, what: str) -> RelioraError:

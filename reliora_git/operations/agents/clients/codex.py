@@ -175,7 +175,7 @@ def _without_block(text: str, span: tuple[int, int]) -> str:
 def install_config(text: str | None, name: str) -> str:
     if not text:
         return _block(with_grace=True)
-    span = files.block_span(text, name, files.TOML_BEGIN, files.TOML_END)
+    span = files.block_span(text, name, files.TOML_BEGIN, files.TOML_END, syntax="toml")
     if span is not None:  # ours already: brought up to date in place
         outside = _parse(text[: span[0]] + text[span[1] :], name)
         updated = text[: span[0]] + _block(GRACE_KEY not in outside) + text[span[1] :]
@@ -210,7 +210,7 @@ def install_config(text: str | None, name: str) -> str:
 def uninstall_config(text: str | None, name: str) -> str | None:
     if text is None:
         return None
-    span = files.block_span(text, name, files.TOML_BEGIN, files.TOML_END)
+    span = files.block_span(text, name, files.TOML_BEGIN, files.TOML_END, syntax="toml")
     if span is None:
         return text
     rest = _without_block(text, span)
@@ -220,7 +220,7 @@ def uninstall_config(text: str | None, name: str) -> str | None:
 def config_state(text: str | None, name: str) -> str:
     if text is None:
         return "absent"
-    span = files.block_span(text, name, files.TOML_BEGIN, files.TOML_END)
+    span = files.block_span(text, name, files.TOML_BEGIN, files.TOML_END, syntax="toml")
     if span is None:
         server = _server_of(_parse(text, name))
         if server is None:
