@@ -297,9 +297,7 @@ def test_an_unclosed_fence_does_not_multiply_our_block(
 
 def test_a_fence_inside_a_toml_string_does_not_hide_our_block(repo: Path, cli: Cli) -> None:
     (repo / ".codex").mkdir()
-    theirs = (
-        'model = "o4"\n\n[profiles.docs]\ninstructions = """\nExamples look like:\n```\ncode\n"""\n'
-    )
+    theirs = 'model = "o4"\ndeveloper_instructions = """\nExamples look like:\n```\ncode\n"""\n'
     (repo / ".codex" / "config.toml").write_text(theirs)
     assert cli("agent", "install", "codex").returncode == 0
     installed = (repo / ".codex" / "config.toml").read_text()
