@@ -1,157 +1,310 @@
-"""``reliora history`` and ``reliora record --from-commit`` on real git histories made here, and
-the rules under them (operations/lessons/commits.py, operations/lessons/commit_draft.py) on
-hand-made commits."""
+"""``reliora history`` and ``reliora record --from-commit`` on real git histories made here
+(pull-request merges, squash merges, a changelog, a blame-linked fix, reverts, noise), and the
+rules under them (operations/lessons/history.py, drafts.py) on hand-made text."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reliora_git.gitrepo.commits import Commit, parse_log
-from reliora_git.operations.lessons.commit_draft import problems_of
-from reliora_git.operations.lessons.commits import find, is_noise
+from reliora_git.operations.lessons.drafts import clean_title, paragraphs
+from reliora_git.operations.lessons.history import changelog_headings, message_body
 from tests.conftest import Cli, git
 
 DAY = 24 * 3600
-START = 1_700_000_000
+#: The histories start 300 days ago: inside the default two-year window.
+START = int(time.time()) - 300 * DAY
 
 
 def commit(
     repo: Path,
     subject: str,
-    files: dict[str, str],
+    files: dict[str, str | None],
     day: float,
     body: str = "",
     author: str = "Test Author",
 ) -> str:
     for name, text in files.items():
+        if text is None:
+            git(repo, "rm", "-q", name)
+            continue
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text, encoding="utf-8")
         git(repo, "add", name)
     when = f"@{int(START + day * DAY)} +0000"
     env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_NAME": author}
     message = subject + (f"\n\n{body}" if body else "")
-    git(repo, "commit", "-q", "-m", message, env=env)
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, env=env)
     return git(repo, "rev-parse", "HEAD").strip()
+
+
+def merge(repo: Path, branch: str, subject: str, body: str, day: float) -> str:
+    when = f"@{int(START + day * DAY)} +0000"
+    env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    git(repo, "merge", "-q", "--no-ff", branch, "-m", subject, "-m", body, env=env)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+BILLING = (
+    "def charge(invoice, retries):\n    for attempt in range(retries):\n        pay(invoice)\n"
+)
+BILLING_FIXED = (
+    "def charge(invoice, retries):\n    key = invoice.key\n"
+    "    for attempt in range(retries):\n        pay(invoice, idempotency_key=key)\n"
+)
 
 
 @pytest.fixture
 def history(repo: Path) -> dict[str, str]:
-    """A small history holding each kind of lesson commit and each kind of noise."""
-    shas = {
-        "retry": commit(repo, "Add retries to billing", {"src/billing.py": "retry = 3\n"}, 0),
-        "double": commit(
-            repo,
-            "Fix double charge when a retry repeats the charge",
-            {"src/billing.py": "retry = 3\nkey = 'invoice'\n", "tests/test_billing.py": "x\n"},
-            1.5,
-        ),
-        "page": commit(repo, "Add the invoices page", {"src/invoices.py": "page = 1\n"}, 3),
-    }
-    shas["revert"] = commit(
-        repo,
-        'Revert "Add the invoices page"',
-        {"src/invoices.py": ""},
-        4,
-        body=f"This reverts commit {shas['page']}.",
+    """Each source of lessons, and each kind of noise, in one small history."""
+    shas: dict[str, str] = {}
+    shas["base"] = commit(repo, "Add billing", {"src/billing.py": BILLING}, 0)
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    # A pull request: a test, then the fix, merged with its title and body.
+    git(repo, "checkout", "-q", "-b", "fix-double")
+    shas["pr-test"] = commit(
+        repo, "Add a test for charging twice", {"tests/test_billing.py": "def test(): ...\n"}, 2
     )
-    shas["decimal"] = commit(
+    shas["pr-fix"] = commit(
         repo,
-        "Use Decimal for invoice totals",
-        {"src/totals.py": "from decimal import Decimal\n"},
+        "Charge with an idempotency key",
+        {"src/billing.py": BILLING_FIXED},
+        2.5,
+        body="A retry after a timeout charged the card twice, because the provider had\n"
+        "already taken the first payment when it timed out.\n\nFixes #11",
+    )
+    git(repo, "checkout", "-q", main)
+    shas["pr"] = merge(
+        repo,
+        "fix-double",
+        "Merge pull request #12 from someone/fix-double",
+        "Fix double charge on retry\n\nRetries charged twice when the provider timed out.",
+        3,
+    )
+    # A squash merge whose changelog line is under a Fixed heading.
+    shas["squash"] = commit(
+        repo,
+        "fix(totals): round refunds half up (#15)",
+        {
+            "src/totals.py": "def refund(total):\n    return round_half_up(total)\n",
+            "CHANGES.md": "# 1.1\n\n## Fixed\n\n- Refund totals were a cent short on half cents\n"
+            "  when rounding to even. (#15)\n",
+        },
         20,
-        body="Totals were wrong by a cent because floats cannot hold 0.1 exactly.\n\n"
-        "Signed-off-by: Test Author <test@example.com>",
+        body="Python's round() rounds half to even, so 2.675 became 2.67.",
     )
-    commit(repo, "Fix typo in the README", {"README.md": "Billing\n"}, 21)
-    commit(repo, "Bump requests from 2.31 to 2.32", {"requirements.txt": "requests\n"}, 22)
-    commit(repo, "Fix the retry wording", {"src/billing.py": "retry = 4\n"}, 23, author="bot[bot]")
-    commit(repo, "Fix something", {"src/billing.py": "retry = 5\n"}, 40)  # says too little
-    shas["late"] = commit(
-        repo, "Fix totals rounding on refunds", {"src/totals.py": "x = 2\n"}, 60
-    )  # a fix, but 40 days after the last change of its file: no follow-up
+    # A changelog line with no pull request or fix commit of its own.
+    shas["release"] = commit(
+        repo,
+        "Release 1.2",
+        {
+            "CHANGES.md": "# 1.2\n\n## Fixed\n\n- The export crashed on an empty cart.\n\n"
+            "# 1.1\n\n## Fixed\n\n- Refund totals were a cent short on half cents\n"
+            "  when rounding to even. (#15)\n"
+        },
+        30,
+    )
+    # A fix of lines another author's commit wrote (blame), with no other evidence.
+    shas["loop"] = commit(
+        repo,
+        "Add the export loop",
+        {"src/export.py": "def export(rows):\n    for position in range(len(rows) - 1):\n"},
+        40,
+        author="Early Author",
+    )
+    shas["blamed"] = commit(
+        repo,
+        "Fix the last row missing from the export",
+        {"src/export.py": "def export(rows):\n    for position in range(len(rows)):\n"},
+        45,
+        author="Later Author",
+    )
+    shas["bare-revert"] = commit(
+        repo, 'Revert "Add the export loop"', {"src/export.py": "def export(rows): ...\n"}, 50
+    )
+    # Noise: a bump, docs only, a bot, a typo.
+    commit(repo, "Bump requests from 2.31 to 2.32", {"requirements.txt": "requests\n"}, 51)
+    commit(repo, "Fix broken link in the docs", {"docs/index.md": "x\n"}, 52)
+    commit(repo, "Fix lint", {"src/billing.py": BILLING_FIXED + "\n"}, 53, author="ci[bot]")
+    # A fix of a file that is gone today.
+    shas["gone"] = commit(
+        repo,
+        "Fix crash in the legacy importer because of a None row",
+        {"src/legacy.py": "x = 1\n", "tests/test_legacy.py": "y\n"},
+        60,
+    )
+    commit(repo, "Remove the legacy importer", {"src/legacy.py": None}, 61)
     return shas
 
 
 def listed(cli: Cli, *args: str) -> dict[str, Any]:
-    done = cli("history", "--json", *args)
+    done = cli("history", "--json", "--no-sessions", *args)
     assert done.returncode == 0, done.stderr
     document: dict[str, Any] = json.loads(done.stdout)
     return document
 
 
-def test_history_lists_reverts_follow_up_fixes_and_causes_newest_first(
-    history: dict[str, str], cli: Cli
-) -> None:
+def by_sha(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {entry["sha"]: entry for entry in document["entries"] if entry["sha"]}
+
+
+def test_each_source_is_listed_and_names_itself(history: dict[str, str], cli: Cli) -> None:
     document = listed(cli)
-    assert document["scanned"] == 10 and document["total"] == 3
-    decimal, revert, double = document["commits"]
-    assert (decimal["sha"], revert["sha"], double["sha"]) == (
-        history["decimal"],
-        history["revert"],
-        history["double"],
-    )
-    assert [r["kind"] for r in decimal["reasons"]] == ["cause"]
-    assert "because floats cannot hold 0.1" in decimal["reasons"][0]["text"]
-    (reverts,) = revert["reasons"]
-    assert reverts["kind"] == "revert" and reverts["commit"] == history["page"][:12]
-    assert "Add the invoices page" in reverts["text"]
-    (follows,) = double["reasons"]
-    assert follows["kind"] == "follow-up" and follows["commit"] == history["retry"][:12]
-    assert "src/billing.py" in follows["text"] and "Add retries to billing" in follows["text"]
-    assert double["files"] == ["src/billing.py", "tests/test_billing.py"]
-    assert double["date"] == "2023-11-16" and double["recordedIn"] == []
+    entries = by_sha(document)
+    pr = entries[history["pr"]]
+    assert pr["source"] == "pull-request" and pr["pullRequest"] == 12
+    assert pr["title"] == "Fix double charge on retry"
+    assert set(pr["commits"]) == {history["pr"], history["pr-test"], history["pr-fix"]}
+    assert {p["part"] for p in pr["why"]} >= {"fix", "cause", "test", "issue", "pull request"}
+    squash = entries[history["squash"]]
+    assert squash["source"] == "pull-request" and squash["pullRequest"] == 15
+    changelog = next(p for p in squash["why"] if p["part"] == "changelog")
+    assert "a cent short on half cents when rounding to even" in changelog["text"]
+    release = entries[history["release"]]
+    assert release["source"] == "changelog"
+    assert release["title"] == "The export crashed on an empty cart."
+    blamed = entries[history["blamed"]]
+    blame = next(p for p in blamed["why"] if p["part"] == "blame")
+    assert history["loop"][:12] in blame["text"] and "Add the export loop" in blame["text"]
+    # Noise is never listed; no commit is listed twice (the request stands for its own).
+    titles = [e["title"] for e in document["entries"]]
+    assert not any(t.startswith(("Bump", "Fix broken link", "Fix lint")) for t in titles)
+    assert history["pr-fix"] not in entries and history["pr-test"] not in entries
 
 
-def test_limit_and_since(history: dict[str, str], cli: Cli) -> None:
-    first = listed(cli, "--limit", "1")
-    assert first["total"] == 3 and [c["sha"] for c in first["commits"]] == [history["decimal"]]
-    recent = listed(cli, "--since", "2023-11-17")
-    assert [c["sha"] for c in recent["commits"]] == [history["decimal"], history["revert"]]
-    assert cli("history", "--limit", "0").returncode == 2
-    done = cli("history", "--since", "--limit")
-    assert done.returncode == 2
+def test_ranked_by_explained_evidence_not_by_date(history: dict[str, str], cli: Cli) -> None:
+    entries = listed(cli)["entries"]
+    scores = [e["score"] for e in entries]
+    assert scores == sorted(scores, reverse=True)
+    for entry in entries:
+        assert abs(sum(p["score"] for p in entry["why"]) - entry["score"]) < 0.01
+    order = [e["sha"] for e in entries]
+    # The pull request (a cause, a test, an issue) outranks the newer bare revert.
+    assert order.index(history["pr"]) < order.index(history["bare-revert"])
+    revert = next(e for e in entries if e["sha"] == history["bare-revert"])
+    assert any(p["part"] == "revert without a reason" and p["score"] < 0 for p in revert["why"])
 
 
-def test_the_text_lists_why_files_and_the_draft_command(
+def test_the_window_the_limit_and_files_that_are_gone(
     history: dict[str, str], cli: Cli, repo: Path
 ) -> None:
-    body = "It crashed because the cart was empty."
-    commit(repo, "Fix crash \x1b[31mred\x1b[0m on carts", {"src/billing.py": "y\n"}, 60.5, body)
-    done = cli("history", "--limit", "2")
+    default = by_sha(listed(cli))
+    assert history["gone"] not in default  # its only code file is gone from HEAD
+    everything = listed(cli, "--all")
+    assert everything["since"] is None
+    gone = by_sha(everything)[history["gone"]]
+    assert gone["gone"] is True
+    assert len(listed(cli, "--limit", "2")["entries"]) == 2
+    recent = by_sha(listed(cli, "--since", f"@{START + 35 * DAY}"))
+    assert history["blamed"] in recent and history["pr"] not in recent
+    # A commit older than two years is outside the default window, inside --all.
+    old = START - 800 * DAY
+    when = f"@{old} +0000"
+    env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    (repo / "src" / "billing.py").write_text(BILLING_FIXED + "# old\n", encoding="utf-8")
+    git(repo, "commit", "-qam", "Fix an old crash because of a race", env=env)
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    assert sha not in by_sha(listed(cli)) and sha in by_sha(listed(cli, "--all"))
+
+
+def test_the_text_says_why_and_how_to_draft(history: dict[str, str], cli: Cli, repo: Path) -> None:
+    commit(repo, "Fix crash \x1b[31mred\x1b[0m on carts", {"src/billing.py": "y\n"}, 62,
+           body="It crashed because the cart was empty.")  # fmt: skip
+    done = cli("history", "--no-sessions", "--limit", "2")
     assert done.returncode == 0, done.stderr
-    assert "\x1b" not in done.stdout and "<U+001B>[31mred" in done.stdout
-    assert done.stdout.startswith("2 of 4 commits that look like lessons (11 scanned)")
-    assert f"  draft: reliora record --from-commit {history['decimal'][:12]}" in done.stdout
-    assert "  why: explains a cause:" in done.stdout and "  files: src/totals.py" in done.stdout
-    assert done.stdout.rstrip().endswith("2 more: --limit 4")
+    assert "\x1b" not in done.stdout
+    assert done.stdout.startswith("2 of ")
+    assert "  why: fix +1.00" in done.stdout and "cause +2.00" in done.stdout
+    assert "  draft: reliora record --from-commit " in done.stdout
+    assert done.stdout.rstrip().endswith("more: --limit " + str(listed(cli)["total"]))
 
 
-def test_a_recorded_commit_says_so(history: dict[str, str], cli: Cli) -> None:
+def test_drafts_hold_the_problem_the_fix_and_provenance(
+    history: dict[str, str], cli: Cli, repo: Path
+) -> None:
+    draft = by_sha(listed(cli))[history["pr"]]["draft"]
+    assert draft["title"] == "Fix double charge on retry"
+    assert any("because the provider had already taken" in p for p in draft["problems"])
+    assert "src/billing.py (charge)" in draft["solution"]
+    assert draft["paths"] == ["src/billing.py"]
+    assert draft["source"].startswith(f"commit {history['pr'][:12]} (pull request #12)")
+    squash = by_sha(listed(cli))[history["squash"]]["draft"]
+    assert squash["title"] == "Round refunds half up"  # no `fix(totals):`, no `(#15)`
+    assert "CHANGES.md" not in squash["paths"]
+    # The draft is what `record --json -` takes: with a solution of one's own, it saves.
     assert cli("init").returncode == 0
-    draft = cli("record", "--from-commit", history["double"][:10], "--json")
-    assert draft.returncode == 0, draft.stderr
-    fields = json.loads(draft.stdout)
-    fields["solution"] = "Charge with an idempotency key per invoice."
-    fields["task"] = "Stop retries from charging twice"
+    git(repo, "config", "user.name", "Person Saving")
+    fields = {**draft, "solution": "Send one idempotency key per invoice. " + draft["solution"]}
     saved = cli("record", "--json", "-", input=json.dumps(fields))
     assert saved.returncode == 0, saved.stderr
-    record_id = json.loads(saved.stdout)["id"]
-    recorded = {c["sha"]: c["recordedIn"] for c in listed(cli)["commits"]}
-    assert recorded[history["double"]] == [record_id] and recorded[history["decimal"]] == []
-    text = cli("history").stdout
-    assert f"  recorded in: {record_id}" in text
+    record = json.loads(saved.stdout)
+    text = (repo / record["locator"]).read_text(encoding="utf-8")
+    source = next(line for line in text.splitlines() if line.startswith("source: "))
+    assert f"commit {history['pr'][:12]} (pull request #12)" in source
+    assert "author: Person Saving" in text
+    assert by_sha(listed(cli))[history["pr"]]["recordedIn"] == [record["id"]]
+
+
+def test_from_commit_drafts_a_pull_request_without_a_store(
+    history: dict[str, str], cli: Cli, repo: Path
+) -> None:
+    assert not (repo / ".reliora").exists()
+    done = cli("record", "--from-commit", history["pr"][:10], "--json")
+    assert done.returncode == 0, done.stderr
+    draft = json.loads(done.stdout)
+    assert draft["title"] == "Fix double charge on retry"
+    assert draft["author"] is None and "Test Author" in draft["source"]
+    saving = cli("record", "--json", "-", input=json.dumps({**draft, "solution": "Use a key."}))
+    assert saving.returncode == 2 and "reliora init" in saving.stdout
+
+
+def test_wrapped_lines_and_words_with_colons_stay_text() -> None:
+    body = (
+        "Note: the first paragraph is wrapped\nover two lines.\n\n"
+        "- a bullet that is wrapped\n  onto a second line\n- another\n\n"
+        "Signed-off-by: A <a@example.com>\nFixes: #3"
+    )
+    assert paragraphs(body) == [
+        "Note: the first paragraph is wrapped over two lines.",
+        "a bullet that is wrapped onto a second line",
+        "another",
+    ]
+    assert message_body("Cause: x broke.\nMore text.\n\nSigned-off-by: A") == (
+        "Cause: x broke.\nMore text."
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("fix: handle empty carts", "Handle empty carts"),
+        ("fix(api)!: reject bad ids (#12)", "Reject bad ids"),
+        ("[core] Fix the retry loop.", "Fix the retry loop"),
+        ("Fix rounding :issue:`3`", "Fix rounding"),
+    ],
+)
+def test_titles_are_cleaned(raw: str, clean: str) -> None:
+    assert clean_title(raw) == clean
+
+
+def test_changelog_headings_of_markdown_and_restructuredtext() -> None:
+    markdown = "# 1.0\n\n## Fixed\n\n- A crash\n  on start.\n\n## Added\n\n- A flag.\n"
+    assert changelog_headings(markdown) == {"A crash on start.": "Fixed", "A flag.": "Added"}
+    rst = "Version 2.0\n-----------\n\n-   Don't read sha1 at import.\n    :issue:`3`\n"
+    assert changelog_headings(rst) == {"Don't read sha1 at import. :issue:`3`": "Version 2.0"}
 
 
 def test_history_works_before_init_and_needs_git(history: dict[str, str], tmp_path: Path) -> None:
     repo = Path(git(tmp_path / "repo", "rev-parse", "--show-toplevel").strip())
     assert not (repo / ".reliora").exists()
-    assert listed(Cli(repo))["total"] == 3
+    assert listed(Cli(repo))["total"] >= 4
     outside = tmp_path / "outside"
     outside.mkdir()
     done = Cli(outside)("history", "--json")
@@ -160,8 +313,8 @@ def test_history_works_before_init_and_needs_git(history: dict[str, str], tmp_pa
 
 def test_a_repository_without_commits(repo: Path, cli: Cli) -> None:
     assert cli("init").returncode == 0
-    assert listed(cli) == {"since": None, "scanned": 0, "total": 0, "commits": []}
-    assert cli("history").stdout == "No commit looks like a lesson (0 scanned).\n"
+    assert listed(cli) == {"since": None, "scanned": 0, "total": 0, "entries": []}
+    assert cli("history").stdout.startswith("Nothing looks like a lesson (0 commits scanned")
 
 
 def test_init_points_to_history_when_the_repository_has_some(repo: Path, cli: Cli) -> None:
@@ -175,38 +328,12 @@ def test_init_points_to_history_when_the_repository_has_some(repo: Path, cli: Cl
     assert "Start from this repository's past (12 commits): `reliora history`" in again.stdout
 
 
-# --- record --from-commit --------------------------------------------------------------------
-
-
-def test_the_draft_takes_title_problems_paths_and_provenance(repo: Path, cli: Cli) -> None:
-    assert cli("init").returncode == 0
-    git(repo, "add", ".reliora")
-    body = (
-        "The retry charged the customer a second time\nwhen the provider timed out.\n\n"
-        "- the charge had no idempotency key\n* the timeout was 2 s\n\n"
-        "Closes #12\nCo-authored-by: Someone <s@example.com>"
-    )
-    sha = commit(repo, "Fix double charge on retry", {"src/billing.py": "x\n"}, 1, body=body)
-    done = cli("record", "--from-commit", "HEAD", "--json")
-    assert done.returncode == 0, done.stderr
-    draft = json.loads(done.stdout)
-    assert draft["title"] == "Fix double charge on retry"
-    assert draft["problems"] == [
-        "The retry charged the customer a second time when the provider timed out.",
-        "the charge had no idempotency key",
-        "the timeout was 2 s",
-    ]
-    assert draft["paths"] == ["src/billing.py"]  # the store's files are not what it is about
-    assert (draft["created"], draft["author"]) == ("2023-11-15", "Test Author")
-    assert draft["verification"] == f"From commit {sha[:12]} (2023-11-15, Test Author)."
-    assert draft["solution"] == "" and draft["task"] == ""
-
-
 def test_saving_a_draft_still_needs_a_solution(repo: Path, cli: Cli) -> None:
     assert cli("init").returncode == 0
     commit(repo, "Fix double charge on retry", {"src/billing.py": "x\n"}, 1, body="It paid twice.")
-    draft = cli("record", "--from-commit", "HEAD", "--json").stdout
-    refused = cli("record", "--json", "-", input=draft)
+    draft = json.loads(cli("record", "--from-commit", "HEAD", "--json").stdout)
+    draft["solution"] = ""
+    refused = cli("record", "--json", "-", input=json.dumps(draft))
     assert refused.returncode == 2 and "needs a '## Solution' section" in refused.stdout
     flagged = cli(
         "record", "--from-commit", "HEAD", "--json", "--solution", "Use a key.", "--tag", "pay"
@@ -234,8 +361,7 @@ def test_without_json_the_editor_opens_on_the_draft(repo: Path, cli: Cli, tmp_pa
     (saved,) = (repo / ".reliora" / "experiences").glob("*.md")
     text = saved.read_text(encoding="utf-8")
     assert "title: Fix double charge on retry" in text and "src/billing.py" in text
-    assert "Charge with an idempotency key." in text and f"From commit {sha[:12]}" in text
-    assert "What you were trying to do." not in text  # placeholders left are dropped
+    assert f"source: commit {sha[:12]}" in text or f"source: 'commit {sha[:12]}" in text
 
 
 @pytest.mark.parametrize("rev", ["no-such-branch", "--help", "-n1", "HEAD~5", "HEAD:src"])
@@ -258,85 +384,11 @@ def test_from_commit_with_from_file_is_refused_and_json_alone_needs_its_dash(
     assert alone.returncode == 2 and "alone it goes with --from-commit" in alone.stdout
 
 
-# --- the rules, on hand-made commits ---------------------------------------------------------
-
-
-def made(
-    sha: str, subject: str, files: tuple[str, ...], day: float, body: str = "", author: str = "a"
-) -> Commit:
-    return Commit(sha * 40, (), int(START + day * DAY), author, subject, body, files)
-
-
-def test_a_fix_follows_only_a_recent_change_of_all_its_code_files() -> None:
-    commits = [
-        made("a", "Add retries", ("src/a.py", "src/b.py"), 0),
-        made("b", "Fix retries when the provider fails", ("src/a.py", "CHANGES.md"), 2),
-        made("c", "Fix retries when the provider times out", ("src/a.py", "src/c.py"), 3),
-        made("d", "Fix retries once more, correctly", ("src/b.py", "tests/t.py"), 9),
-    ]
-    entries = find(list(reversed(commits)))
-    assert [(e.commit.subject, e.reasons[0].commit[:1]) for e in entries] == [
-        ("Fix retries when the provider fails", "a")
-    ]
-
-
-@pytest.mark.parametrize(
-    ("subject", "files", "author", "noise"),
-    [
-        ("Fix typo in the guide", ("src/a.py",), "a", True),
-        ("chore(deps): bump x", ("src/a.py",), "a", True),
-        ("fix(deps): send@^1.1.0", ("package.json",), "a", True),
-        ("Fix the parser", ("src/a.py",), "renovate[bot]", True),
-        ("Fix the parser", ("docs/a.md", "README.rst"), "a", True),
-        ("v1.2.3", ("src/a.py",), "a", True),
-        ("Fix the parser on empty input", ("src/a.py",), "a", False),
-    ],
-)
-def test_noise(subject: str, files: tuple[str, ...], author: str, noise: bool) -> None:
-    assert is_noise(made("a", subject, files, 0, author=author)) is noise
-
-
-def test_a_cause_needs_a_body_and_something_that_went_wrong() -> None:
-    feature = made("a", "Add a cache", ("src/a.py",), 0, body="Faster because it caches.")
-    subject_only = made("b", "Fail because of the cache", ("src/a.py",), 1)
-    bug = made("c", "Clear the cache", ("src/a.py",), 2, body="Results were wrong because of it.")
-    assert [e.commit.sha[0] for e in find([bug, subject_only, feature])] == ["c"]
-
-
-def test_parse_log_skips_what_the_format_does_not_write() -> None:
-    good = f"\x1e{'a' * 40}\x1f\x1f{START}\x1fAnn\x1fFix it\x1fBody\x1f\x00\nsrc/a.py\x00b c.py\x00"
-    bad = [
-        "\x1enot-a-sha\x1f\x1f1\x1fAnn\x1fx\x1f\x1f\x00",
-        f"\x1e{'b' * 40}\x1f\x1fnot-a-time\x1fAnn\x1fx\x1f\x1f\x00",
-        f"\x1e{'c' * 40}\x1ftoo few fields",
-        "garbage before the first record",
-    ]
-    output = (bad[3] + good + "".join(bad[:3])).encode() + b"\xff\xfe"
-    (parsed,) = parse_log(output)
-    assert (parsed.sha, parsed.subject, parsed.body, parsed.files) == (
-        "a" * 40,
-        "Fix it",
-        "Body",
-        ("src/a.py", "b c.py"),
-    )
-
-
-def test_problems_of_a_body() -> None:
-    body = (
-        "First paragraph\nwrapped.\n\n1. one\n2) two\n\nThis reverts commit abcdef1.\n\n"
-        + "Long. " * 200
-        + "\n\nSigned-off-by: A <a@example.com>"
-    )
-    problems = problems_of(body)
-    assert problems[:3] == ["First paragraph wrapped.", "one", "two"]
-    assert len(problems) == 4 and len(problems[3]) <= 400 and problems[3].endswith(".")
-
-
-def test_history_reads_a_thousand_commits_in_one_git_call(repo: Path, cli: Cli) -> None:
-    """fast-import makes the history; the listing is one `git log` (no call per commit)."""
+def test_history_reads_a_thousand_commits_in_few_git_calls(repo: Path, cli: Cli) -> None:
+    """fast-import makes the history; the listing is one `git log -p` (no call per commit)."""
     lines = []
     for n in range(1000):
-        subject = f"Fix retry {n} when the provider fails" if n % 10 == 0 else f"Change {n}"
+        subject = f"Fix retry {n} because the provider fails" if n % 10 == 0 else f"Change {n}"
         lines += [
             "commit refs/heads/main",
             f"committer A <a@example.com> {START + n * 3600} +0000",
@@ -348,15 +400,13 @@ def test_history_reads_a_thousand_commits_in_one_git_call(repo: Path, cli: Cli) 
             "",
         ]
     git_input = ("\n".join(lines) + "\n").encode()
-    import subprocess
-
     subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, input=git_input, check=True)
     git(repo, "reset", "-q", "--hard", "main")
     trace = repo.parent / "trace.txt"
-    done = cli("history", "--json", env={"GIT_TRACE": str(trace)})
+    done = cli("history", "--json", "--no-sessions", env={"GIT_TRACE": str(trace)})
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
-    assert document["scanned"] == 1000 and document["total"] == 99  # every tenth but the first
+    assert document["scanned"] == 1000 and document["total"] == 100
     calls = [line for line in trace.read_text().splitlines() if "trace: built-in: git" in line]
-    assert len(calls) <= 5, calls
+    assert len(calls) <= 8, calls
     os.remove(trace)

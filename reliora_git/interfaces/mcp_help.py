@@ -87,6 +87,15 @@ RETIRE = (
     "instead. Returns id, locator, updated; commit the changed file."
 )
 
+HISTORY = (
+    "On a new or young store: list where this repository already wrote its lessons down — "
+    "merged pull requests that fix something, changelog fix lines, fixes with evidence (a "
+    "stated cause, a test changed, an issue), reverts with a reason, and this machine's past "
+    "agent sessions in it — best first, each with why (its evidence parts and their scores) "
+    "and a draft in the shape the record tool takes. Read each entry's commit before you save "
+    "its draft: fill in the solution and why it worked in your own words."
+)
+
 ABOUT = (
     "Before editing files, list the experiences about them: records whose paths name "
     "those files or folders (repository-relative; a folder ends with '/'), newest first, "

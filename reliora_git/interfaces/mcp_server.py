@@ -606,6 +606,23 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
             lambda: answer(indexed(lambda s, index: brief_tool(s, task, query, files, index)))
         )
 
+    @server.tool(name="history", description=mcp_help.HISTORY, annotations=READS)
+    async def history(
+        since: Annotated[
+            str | None,
+            Field(
+                description="Only history after this date, as git reads it (default: the last "
+                "two years).",
+                examples=["1 year ago", "2024-01-31"],
+            ),
+        ] = None,
+        limit: Annotated[int, Field(description="The best N entries.", ge=1, le=200)] = 20,
+        sessions: Annotated[
+            bool, Field(description="Include this machine's past agent sessions.")
+        ] = True,
+    ) -> CallToolResult:
+        return await running.run(lambda: answer(lambda: history_tool(repo, since, limit, sessions)))
+
     return server
 
 
@@ -676,6 +693,15 @@ def record_tool(
             "warnings": saved.warnings_json(),
         }
     )
+
+
+def history_tool(repo: Path | None, since: str | None, limit: int, sessions: bool) -> Reply:
+    from reliora_git.interfaces.history_document import history_document
+    from reliora_git.storage.store import find_store
+
+    if since is not None and (not since.strip() or since.startswith("-")):
+        raise RelioraError(f"since takes a date, not {since[:40]!r}", code="invalid_option")
+    return Reply(history_document(find_store(repo), since, False, limit, sessions))
 
 
 def about_tool(

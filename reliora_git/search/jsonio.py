@@ -33,6 +33,11 @@ RECORD_FIELDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Where a record came from (``commit SHA (pull request #N), by NAME, DATE``): front matter
+#: kept as written, taken from and given in JSON when present (SPEC.md §16).
+SOURCE = "source"
+
+
 def r4(value: float) -> float:
     return round(value, 4)
 
@@ -43,6 +48,9 @@ def record_to_json(record: Record) -> dict[str, Any]:
     }
     data["guards"] = [guard.to_json() for guard in record.guards]
     data["locator"] = record.locator
+    source = record.extra_meta.get(SOURCE)
+    if isinstance(source, str):
+        data[SOURCE] = source
     return data
 
 
@@ -50,7 +58,7 @@ def record_from_json(data: Any) -> Record:
     """A Record from the input of ``record --json -``; unknown names are a usage error."""
     if not isinstance(data, dict):
         raise RelioraError("the JSON input must be one object", code="invalid_input")
-    unknown = sorted(set(data) - set(RECORD_FIELDS) - {"locator", "guards"})
+    unknown = sorted(set(data) - set(RECORD_FIELDS) - {"locator", "guards", SOURCE})
     if unknown:
         from reliora_git.records.jsonnames import json_name_hint
 
@@ -75,6 +83,11 @@ def record_from_json(data: Any) -> Record:
             setattr(record, attr, value.strip())
     if data.get("guards") is not None:
         record.guards = guards_from_json(data["guards"])
+    if data.get(SOURCE) is not None:
+        if not isinstance(data[SOURCE], str):
+            raise RelioraError(f"'{SOURCE}' must be a string", code="invalid_input")
+        if data[SOURCE].strip():
+            record.extra_meta[SOURCE] = " ".join(data[SOURCE].split())
     return record
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -12,6 +12,9 @@ from typer.core import TyperCommand, TyperGroup
 from reliora_git.interfaces.commands.reporting import fail, reporting
 from reliora_git.interfaces.output import print_json
 from reliora_git.records.errors import RelioraError
+
+if TYPE_CHECKING:
+    from reliora_git.storage.store import Store
 
 __all__ = [
     "AllFlag",
@@ -120,3 +123,21 @@ def wants_json(args: list[str]) -> bool:
         if arg == "--json" or arg.startswith("--json="):
             return True
     return False
+
+
+def store_or_repository(repo: Path | None) -> Store:
+    """The store; without one (before `reliora init`), the repository around the folder, so
+    that what only reads git (`history`, a draft from a commit) works before a store exists."""
+    from reliora_git.storage.store import Store, find_store
+
+    try:
+        return find_store(repo)
+    except RelioraError as error:
+        if error.code != "no_store" or repo is not None:
+            raise
+        from reliora_git.gitrepo.git import toplevel
+
+        top = toplevel(Path.cwd())
+        if top is None:
+            raise
+        return Store(top)

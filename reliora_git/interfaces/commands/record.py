@@ -159,7 +159,12 @@ def record(
         )
     as_json = json_input is not None
     with reporting(as_json):
-        store = find_store(repo)
+        if from_commit is not None and as_json:
+            from reliora_git.interfaces.commands.common import store_or_repository
+
+            store = store_or_repository(repo)  # a draft needs no store; saving does
+        else:
+            store = find_store(repo)
         sources = sum([as_json and from_commit is None, from_file is not None, edit])
         sources += from_commit is not None and from_file is not None
         flags = Record(
@@ -303,7 +308,7 @@ def _with_flags(draft: Record, flags: Record) -> Record:
 _DRAFT_FIELDS = (
     "title", "task", "problems", "solution", "whyItWorked", "failedAttempts", "warnings",
     "applicability", "verification", "tags", "paths", "supersedes", "projectContext",
-    "confidence", "created", "author",
+    "confidence", "created", "author", "source",
 )  # fmt: skip
 
 
@@ -311,7 +316,7 @@ def _draft_json(draft: Record) -> dict[str, object]:
     from reliora_git.search.jsonio import record_to_json
 
     data = record_to_json(draft)
-    return {name: data[name] for name in _DRAFT_FIELDS}
+    return {name: data[name] for name in _DRAFT_FIELDS if name in data}
 
 
 def _from_editor(store: Store, start: Record | None = None) -> tuple[Record, Path]:
@@ -360,6 +365,7 @@ def _filled_template(start: Record) -> str:
     for name in (*_TEMPLATE_TEXTS, *_TEMPLATE_LISTS, "tags", "paths", "supersedes"):
         if getattr(start, name):
             setattr(filled, name, getattr(start, name))
+    filled.extra_meta = {**filled.extra_meta, **start.extra_meta}  # `source:` of a draft
     return render_record(filled)
 
 

@@ -1,0 +1,172 @@
+"""A record drafted from what the repository says about a change (SPEC.md §16, "From a commit").
+
+Pure. The title comes from the pull request's title, the changelog line or the subject,
+cleaned of ``fix:`` prefixes and issue numbers; the problems from the sentences that state a
+symptom or a cause (messages, the pull request's body, the changelog line); the solution from
+the sentences that state the fix, and the functions the diff changed; ``paths`` from the code
+files it changed that still exist at HEAD; the provenance in ``source`` (commit, pull request,
+original author, date). The record's ``author`` is left for the person saving it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from reliora_git.operations.lessons.history import CAUSE, FAILURE, Entry, is_code
+from reliora_git.records.model import Record
+
+MAX_PROBLEMS = 3
+MAX_PATHS = 10
+MAX_FUNCTIONS = 6
+SENTENCE_CHARS = 300
+TITLE_CHARS = 120
+_PREFIX = re.compile(
+    r"^(?:\[[^\]]{1,30}\]\s*|(?:fix|bug|bugfix|hotfix|feat|perf|refactor|security)"
+    r"(?:\([^)]{0,40}\))?!?:\s*|\w+(?:/\w+)?:\s+(?=[a-z]))",
+    re.IGNORECASE,
+)
+_NUMBERS = re.compile(
+    r"\s*\((?:#\d+|[\w-]+/[\w-]+#\d+)(?:,\s*#\d+)*\)|\s*:(?:issue|pr):`\d+`|\s+#\d+\b"
+)
+_TRAILER = re.compile(r"^[A-Za-z][\w-]*: \S|^(?:Closes|Fixes|Refs?) #\d", re.IGNORECASE)
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(])")
+_SOLVING = re.compile(
+    r"\b(?:fix(?:e[sd])?|use[sd]?|now|instead|avoid(?:s|ed)?|ensure[sd]?|make[s]?|made|"
+    r"check(?:s|ed)?|handle[sd]?|add(?:s|ed)?|chang(?:e|es|ed)|switch(?:es|ed)?|"
+    r"so that|to prevent|by|guard(?:s|ed)?|clamp(?:s|ed)?|restore[sd]?|skip(?:s|ped)?)\b",
+    re.IGNORECASE,
+)
+_NOISE_LINE = re.compile(
+    r"^(?:This reverts commit|Signed-off-by|Co-authored-by|Reviewed-by|Merge |See |Closes |"
+    r"Fixes #|Refs? #|---|===|\*\*\*|<!--|\[x\]|\[ \]|#+ )",
+    re.IGNORECASE,
+)
+
+
+def clean_title(text: str) -> str:
+    """A subject or title without ``fix:`` / ``[tag]`` prefixes, issue numbers and an end dot."""
+    title = " ".join(text.split())
+    for _ in range(2):
+        title = _PREFIX.sub("", title)
+    title = _NUMBERS.sub("", title).strip().rstrip(".").strip()
+    title = title[:1].upper() + title[1:]
+    return title[:TITLE_CHARS].rstrip()
+
+
+def paragraphs(text: str) -> list[str]:
+    """A message's paragraphs and bullet items, each on one line: wrapped lines joined (a
+    wrapped bullet stays one item), the trailers at its end left out, ``Word: text`` inside
+    a paragraph kept as text."""
+    lines = text.rstrip().splitlines()
+    while lines and (_TRAILER.match(lines[-1].strip()) or not lines[-1].strip()):
+        lines.pop()
+    items: list[str] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            items.append(" ".join(" ".join(current).split()))
+            current.clear()
+
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or _NOISE_LINE.match(stripped):
+            flush()
+            continue
+        if _BULLET.match(line):
+            flush()
+            stripped = _BULLET.sub("", line).strip()
+        current.append(stripped)
+    flush()
+    return items
+
+
+def sentences(text: str) -> list[str]:
+    found = []
+    for paragraph in paragraphs(text):
+        found += [s.strip() for s in _SENTENCE_END.split(paragraph) if s.strip()]
+    return found
+
+
+def _cut(text: str) -> str:
+    if len(text) <= SENTENCE_CHARS:
+        return text
+    end = text.rfind(". ", 0, SENTENCE_CHARS)
+    return text[: end + 1] if end > SENTENCE_CHARS // 2 else text[: SENTENCE_CHARS - 1] + "…"
+
+
+def draft(entry: Entry) -> Record:
+    """The record an entry suggests."""
+    title_source = entry.title
+    if entry.source == "changelog" and entry.changelog:
+        title_source = entry.changelog[0]
+    title = clean_title(title_source) or clean_title(entry.title)
+    said: list[str] = []
+    for text in [*entry.texts[1:], *entry.changelog]:  # messages, the request's body, lines
+        said += [s for s in sentences(text) if s not in said]
+    title_words = set(title.lower().split())
+    said = [s for s in said if set(s.lower().rstrip(".").split()) != title_words]
+    problems = [s for s in said if CAUSE.search(s) or FAILURE.search(s)][:MAX_PROBLEMS]
+    if not problems and entry.changelog:
+        problems = [entry.changelog[0]]
+    if not problems:
+        problems = [title]
+    solving = [s for s in said if s not in problems and _SOLVING.search(s)][:2]
+    solution = " ".join(_cut(s) for s in solving)
+    changed = _changed(entry)
+    if changed:
+        solution = (solution + " " if solution else "") + f"Changed: {changed}."
+    paths = [f for f in entry.present if is_code(f)] or [
+        f for f in entry.present if not re.search(r"(?i)(?:^|/)(?:CHANGES|CHANGELOG|NEWS)", f)
+    ]
+    return Record(
+        title=title,
+        problems=[_cut(p) for p in problems],
+        solution=solution,
+        paths=paths[:MAX_PATHS],
+        extra_meta={"source": source_line(entry)},
+        verification=f"Drafted from {_what(entry)} by reliora history; check it against the code.",
+    )
+
+
+def _changed(entry: Entry) -> str:
+    """``file.py: func, other`` for the code files' functions the hunks are in."""
+    by_file: dict[str, list[str]] = {}
+    for file, function in entry.functions:
+        if is_code(file) and file in entry.present:
+            by_file.setdefault(file, []).append(_function_name(function))
+    parts = []
+    for file, functions in list(by_file.items())[:3]:
+        names = [f for f in dict.fromkeys(functions) if f][:MAX_FUNCTIONS]
+        parts.append(f"{file} ({', '.join(names)})" if names else file)
+    if not parts:
+        parts = [f for f in entry.present if is_code(f)][:3]
+    return "; ".join(parts)
+
+
+def _function_name(header: str) -> str:
+    """``def unsign(self, value):`` -> ``unsign``; ``impl Buf for Bytes {`` -> itself, cut."""
+    match = re.search(r"\b(?:def|fn|func|function|class|struct|impl|sub)\s+(?:\([^)]*\)\s*)?"
+                      r"([\w.:<>]+)", header)  # fmt: skip
+    if match:
+        return match.group(1)
+    match = re.search(r"([A-Za-z_][\w.]*)\s*\(", header)
+    return match.group(1) if match else header[:40].strip()
+
+
+def _what(entry: Entry) -> str:
+    if entry.source == "session":
+        return "a past agent session"
+    what = f"commit {entry.short}"
+    if entry.pull_request is not None:
+        what += f" (pull request #{entry.pull_request})"
+    return what
+
+
+def source_line(entry: Entry) -> str:
+    """``commit 0123abcd4567 (pull request #45), by Ann Author, 2024-03-01``."""
+    date = dt.datetime.fromtimestamp(entry.time, dt.timezone.utc).strftime("%Y-%m-%d")
+    who = f", by {entry.author}" if entry.author else ""
+    return f"{_what(entry)}{who}, {date}"
