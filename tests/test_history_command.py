@@ -410,3 +410,124 @@ def test_history_reads_a_thousand_commits_in_few_git_calls(repo: Path, cli: Cli)
     calls = [line for line in trace.read_text().splitlines() if "trace: built-in: git" in line]
     assert len(calls) <= 8, calls
     os.remove(trace)
+
+
+# --- past agent sessions on this machine ------------------------------------------------------
+
+SECRET = "hunter2-pg-password"
+COMMAND = f"PGPASSWORD={SECRET} psql -c 'select charge()'"
+
+
+def _jsonl(path: Path, entries: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+
+
+def claude_session(home: Path, repo: Path) -> None:
+    def call(tool_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        block = {"type": "tool_use", "id": tool_id, "name": name, "input": arguments}
+        return {"type": "assistant", "message": {"content": [block]}}
+
+    def result(tool_id: str, content: str, error: bool = False) -> dict[str, Any]:
+        block = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
+        return {"type": "user", "message": {"content": [{**block, "is_error": error}]}}
+
+    folder = home / ".claude" / "projects" / "".join(
+        c if c.isalnum() else "-" for c in str(repo)
+    )
+    _jsonl(
+        folder / "session-1.jsonl",
+        [
+            {"type": "user", "message": {"content": "charges fail"}},
+            call("t1", "Bash", {"command": COMMAND}),
+            result("t1", "ERROR:  function charge() does not exist", error=True),
+            call("t2", "Edit", {"file_path": str(repo / "src/billing.py")}),
+            result("t2", "The file has been updated successfully."),
+            call("t3", "Bash", {"command": COMMAND}),
+            result("t3", "1 row"),
+        ],
+    )
+
+
+def codex_session(home: Path, repo: Path) -> None:
+    def completed(item: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "event_msg", "payload": {"type": "item_completed", "item": item}}
+
+    run = {"type": "CommandExecution", "id": "c1", "command": ["bash", "-lc", "make check"],
+           "status": "failed", "aggregated_output": "TypeError: totals is None\n", "exit_code": 1}
+    _jsonl(
+        home / ".codex" / "sessions" / "2026" / "11" / "02" / "rollout-1.jsonl",
+        [
+            {"type": "session_meta", "payload": {"cwd": str(repo)}},
+            completed(run),
+            completed({"type": "FileChange", "id": "c2", "status": "completed",
+                       "changes": {str(repo / "src/totals.py"): {"type": "update"}}}),
+            completed({**run, "id": "c3", "status": "completed", "exit_code": 0}),
+        ],
+    )  # fmt: skip
+    # Another repository's session is not read.
+    _jsonl(
+        home / ".codex" / "sessions" / "2026" / "11" / "03" / "rollout-2.jsonl",
+        [{"type": "session_meta", "payload": {"cwd": "/elsewhere"}}, completed(run)],
+    )
+
+
+def gemini_session(home: Path, repo: Path) -> None:
+    import hashlib
+
+    def shell(call_id: str, output: str) -> dict[str, Any]:
+        response = {"functionResponse": {"id": call_id, "response": {"output": output}}}
+        return {"id": call_id, "name": "run_shell_command", "args": {"command": "npm test"},
+                "result": [response], "status": "success"}  # fmt: skip
+
+    edit = {"id": "r1", "name": "replace", "args": {"file_path": str(repo / "src/export.py")},
+            "status": "success"}  # fmt: skip
+    chats = home / ".gemini" / "tmp" / hashlib.sha256(str(repo).encode()).hexdigest() / "chats"
+    _jsonl(
+        chats / "session-1.jsonl",
+        [
+            {"id": "m1", "type": "gemini", "toolCalls": [shell("s1", "Error: boom\nExit Code: 1")]},
+            {"id": "m2", "type": "gemini", "toolCalls": [edit]},
+            {"id": "m3", "type": "gemini", "toolCalls": [shell("s2", "ok\nExit Code: 0")]},
+        ],
+    )
+
+
+def test_past_sessions_of_each_client_are_listed_masked(
+    history: dict[str, str], cli: Cli, repo: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    claude_session(home, repo)
+    codex_session(home, repo)
+    gemini_session(home, repo)
+    env = {"HOME": str(home), "CODEX_HOME": "", "CLAUDE_CONFIG_DIR": ""}
+    done = cli("history", "--json", "--limit", "100", env=env)
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stdout
+    sessions = [e for e in json.loads(done.stdout)["entries"] if e["source"] == "session"]
+    titles = sorted(e["title"] for e in sessions)
+    assert titles == [
+        "PGPASSWORD=…word psql -c 'select charge()' failed, then passed after a change",
+        "make check failed, then passed after a change",
+        "npm test failed, then passed after a change",
+    ]
+    by_title = {e["title"]: e for e in sessions}
+    codex = by_title["make check failed, then passed after a change"]
+    assert codex["files"] == ["src/totals.py"] and codex["sha"] is None
+    assert any("codex session" in p["text"] for p in codex["why"])
+    assert "TypeError: totals is None" in json.dumps(codex["draft"])
+    skipped = cli("history", "--json", "--limit", "100", "--no-sessions", env=env)
+    assert not any(e["source"] == "session" for e in json.loads(skipped.stdout)["entries"])
+
+
+def test_history_in_a_shallow_clone_does_not_take_its_boundary_for_a_change(
+    history: dict[str, str], repo: Path, tmp_path: Path
+) -> None:
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow)], check=True
+    )
+    document = listed(Cli(shallow), "--all")
+    assert document["scanned"] == 1
+    for entry in document["entries"]:
+        assert entry["files"] == []

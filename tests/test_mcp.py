@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 from reliora_git.storage.store import Store
-from tests.conftest import reliora_executable
+from tests.conftest import git, reliora_executable
 
 FIRST = {
     "title": "Flaky pytest timeouts on CI runners",
@@ -114,6 +114,7 @@ def test_an_agent_lists_records_searches_and_gives_feedback(store: Store, repo: 
                 "retire",
                 "feedback",
                 "check",
+                "history",
             }
             # The descriptions carry the seed's warning: a match level is evidence, not truth.
             assert "not truth" in (tools["search"].description or "")
@@ -311,3 +312,29 @@ def test_mcp_brief_counts_its_json_against_the_budget(
             assert size <= 400 * 4 and found["used"] == -(-size // 4)
 
     run(scenario)
+
+
+def test_history_lists_the_repositorys_lessons_with_drafts(store: Store, repo: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "tests").mkdir()
+    (repo / "src" / "pay.py").write_text("def pay():\n    return 1\n", encoding="utf-8")
+    (repo / "tests" / "test_pay.py").write_text("def test(): ...\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(
+        repo, "commit", "-qm", "Fix double payment on retry",
+        "-m", "The provider timed out after charging, because retries had no key.",
+    )  # fmt: skip
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            found = document(await session.call_tool("history", {"limit": 5, "sessions": False}))
+            (entry,) = found["entries"]
+            assert entry["title"] == "Fix double payment on retry"
+            assert {p["part"] for p in entry["why"]} >= {"fix", "cause", "test"}
+            assert entry["draft"]["paths"] == ["src/pay.py"]
+            assert any("because retries had no key" in p for p in entry["draft"]["problems"])
+            refused = await session.call_tool("history", {"since": "--all"})
+            assert refused.is_error
+
+    run(scenario)
+

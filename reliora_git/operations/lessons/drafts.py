@@ -109,6 +109,8 @@ def draft(entry: Entry) -> Record:
     title_words = set(title.lower().split())
     said = [s for s in said if set(s.lower().rstrip(".").split()) != title_words]
     problems = [s for s in said if CAUSE.search(s) or FAILURE.search(s)][:MAX_PROBLEMS]
+    if entry.source == "session":  # what the session showed: the command and its output
+        problems = [" ".join(t.split()) for t in entry.texts][:MAX_PROBLEMS]
     if not problems and entry.changelog:
         problems = [entry.changelog[0]]
     if not problems:

@@ -44,7 +44,10 @@ WEIGHTS = {
     "revert without a reason": -1.5,
     "mechanical": -1.0,
     "feature": -1.0,
+    "small change with a test": 0.25,
 }
+#: Code lines a "small change with a test" changes at most.
+SMALL_CHANGE = 60
 #: A change to more code files than this is mechanical (a rename, a reformat, a vendoring).
 MECHANICAL_FILES = 30
 #: A fix of lines its own author wrote within this long is a self-repair, not a lesson.
@@ -107,7 +110,7 @@ NOT_CODE = re.compile(
     r"CODE_OF_CONDUCT)[^/]*$|\.(?:md|rst|txt|adoc|lock|svg|png|jpg|gif|ico)$|"
     r"(?:^|/)(?:package-lock\.json|yarn\.lock|pnpm-lock\.yaml|go\.sum|Cargo\.lock|"
     r"poetry\.lock|uv\.lock)$|^docs?/|^\.github/|^\.(?:circleci|gitlab|devcontainer)/|"
-    r"(?:^|/)\.[\w-]+\.ya?ml$|(?:^|/)\.gitignore$|(?:^|/)(?:tox\.ini|Makefile)$",
+    r"(?:^|/)\.[\w-]+\.ya?ml$|(?:^|/)\.gitignore$|(?:^|/)(?:tox\.ini|Makefile)$|^\.reliora/",
     re.IGNORECASE,
 )
 TEST = re.compile(
@@ -124,6 +127,8 @@ FEATURE = re.compile(
     r"cleanup|reorgani[sz]e|document|run|resize|make)\b)",
     re.IGNORECASE,
 )
+#: A version heading of a patch release (``Version 3.0.4``, ``## [1.2.3] - …``).
+_PATCH_RELEASE = re.compile(r"\b\d+\.\d+\.[1-9]\d*\b")
 _FIX_HEADING = re.compile(r"\b(?:fix|fixes|fixed|bug|bugs|bugfix(?:es)?|security|patch)\b", re.I)
 
 
@@ -291,8 +296,7 @@ def _units_within(members: list[Patched]) -> list[_Unit]:
     # Oldest first: a commit belongs to the first request that merged it, not to a later
     # one (a release) whose side reaches it too.
     for member in sorted(members, key=lambda m: (m.time, m.sha)):
-        number = _pr_number(member) if member.is_merge else None
-        if number is None or member.sha in taken:
+        if not member.is_merge or member.sha in taken:
             continue
         taken.add(member.sha)
         base: set[str] = set()
@@ -301,7 +305,13 @@ def _units_within(members: list[Patched]) -> list[_Unit]:
             base.add(current.sha)
             current = inside.get(current.parents[0]) if current.parents else None
         side = _side(member, inside, base, taken)
-        found.append(_pull_request(member, side, number))
+        number = _pr_number(member)
+        if number is not None:
+            found.append(_pull_request(member, side, number))
+            continue
+        for unit in (_unit_of(m) for m in side if not m.is_merge):
+            unit.via = member.sha  # `Merge commit from fork`: the merge brought the fix
+            found.append(unit)
     found += [_unit_of(m) for m in members if m.sha not in taken and not m.is_merge]
     return found
 
@@ -325,6 +335,8 @@ class ChangelogLine:
         category = "" if re.search(r"\d", self.heading) else self.heading
         if category:
             return bool(_FIX_HEADING.search(category))
+        if _PATCH_RELEASE.search(self.heading):
+            return True  # a patch release holds fixes
         return bool(FIX.search(self.text))
 
 
@@ -495,7 +507,15 @@ def judge(
     elif SECURITY.search(text):
         parts.append(Part("fix", WEIGHTS["fix"], "a security change"))
     elif not (CAUSE.search(body) and FAILURE.search(text)):
-        return []
+        # No word says so; a small change of code with a test, not announced as a feature,
+        # is still most often a fix (terse subjects: "parse plain int in more inputs").
+        changed = sum(m.changed_lines for m in members)
+        tested = any(TEST.search(f) for m in members for f in m.files)
+        coded = any(is_code(f) for m in members for f in m.files)
+        if not (tested and coded and changed <= SMALL_CHANGE * 2) or FEATURE.match(title):
+            return []
+        small = WEIGHTS["small change with a test"]
+        parts.append(Part("small change with a test", small, f"{changed} lines changed"))
     if body and CAUSE.search(body) and FAILURE.search(text):
         parts.append(Part("cause", WEIGHTS["cause"], _first(CAUSE, body)))
     elif len(body) >= 80:
