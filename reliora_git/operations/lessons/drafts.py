@@ -105,21 +105,24 @@ def draft(entry: Entry) -> Record:
     title = clean_title(title_source) or clean_title(entry.title)
     said: list[str] = []
     for text in [*entry.texts[1:], *entry.changelog]:  # messages, the request's body, lines
-        said += [s for s in sentences(text) if s not in said]
+        said += [c for s in sentences(text) if (c := _NUMBERS.sub("", s).strip()) not in said]
     title_words = set(title.lower().split())
-    said = [s for s in said if set(s.lower().rstrip(".").split()) != title_words]
+    said = [s for s in said if set(clean_title(s).lower().split()) != title_words]
     problems = [s for s in said if CAUSE.search(s) or FAILURE.search(s)][:MAX_PROBLEMS]
     if entry.source == "session":  # what the session showed: the command and its output
         problems = [" ".join(t.split()) for t in entry.texts][:MAX_PROBLEMS]
     if not problems and entry.changelog:
         problems = [entry.changelog[0]]
     if not problems:
-        problems = [title]
+        problems = [_symptom(title)]
     solving = [s for s in said if s not in problems and _SOLVING.search(s)][:2]
     solution = " ".join(_cut(s) for s in solving)
     changed = _changed(entry)
     if changed:
         solution = (solution + " " if solution else "") + f"Changed: {changed}."
+    if entry.tests:
+        checked = "; ".join(f"`{name}`" for name in entry.tests[:3])
+        solution += f" Tests added: {checked}."
     paths = [f for f in entry.present if is_code(f)] or [
         f for f in entry.present if not re.search(r"(?i)(?:^|/)(?:CHANGES|CHANGELOG|NEWS)", f)
     ]
@@ -131,6 +134,16 @@ def draft(entry: Entry) -> Record:
         extra_meta={"source": source_line(entry)},
         verification=f"Drafted from {_what(entry)} by reliora history; check it against the code.",
     )
+
+
+_FIX_VERB = re.compile(r"^(?:fix(?:e[sd])?|fixing|correct(?:s|ed)?|repair(?:s|ed)?)\s+", re.I)
+
+
+def _symptom(title: str) -> str:
+    """What went wrong, from a title that says it fixed it: ``Fix empty body being sent`` ->
+    ``Empty body being sent``; other titles as they are."""
+    symptom = _FIX_VERB.sub("", title)
+    return symptom[:1].upper() + symptom[1:] if symptom else title
 
 
 def _changed(entry: Entry) -> str:
@@ -148,10 +161,15 @@ def _changed(entry: Entry) -> str:
     return "; ".join(parts)
 
 
+_DECLARED = re.compile(
+    r"\b(?:def|fn|func|function|class|struct|impl|sub|const|let|var|type|interface|enum|"
+    r"trait|mod)\s+(?:\([^)]*\)\s*)?([\w.:$]+)"
+)
+
+
 def _function_name(header: str) -> str:
     """``def unsign(self, value):`` -> ``unsign``; ``impl Buf for Bytes {`` -> itself, cut."""
-    match = re.search(r"\b(?:def|fn|func|function|class|struct|impl|sub)\s+(?:\([^)]*\)\s*)?"
-                      r"([\w.:<>]+)", header)  # fmt: skip
+    match = _DECLARED.search(header)
     if match:
         return match.group(1)
     match = re.search(r"([A-Za-z_][\w.]*)\s*\(", header)

@@ -129,6 +129,12 @@ FEATURE = re.compile(
 )
 #: A version heading of a patch release (``Version 3.0.4``, ``## [1.2.3] - …``).
 _PATCH_RELEASE = re.compile(r"\b\d+\.\d+\.[1-9]\d*\b")
+#: A test declared on an added line: ``def test_x``, ``fn test_x``, ``func TestX``,
+#: ``test('…')`` / ``it("…")`` / ``describe(`…`)``.
+_TEST_NAME = re.compile(
+    r"^\s*(?:async\s+)?(?:def|fn|func)\s+(test\w*|Test\w*)|"
+    r"^\s*(?:test|it)(?:\.\w+)?\(\s*(['\"`])(.{4,120}?)\2"
+)
 _FIX_HEADING = re.compile(r"\b(?:fix|fixes|fixed|bug|bugs|bugfix(?:es)?|security|patch)\b", re.I)
 
 
@@ -169,6 +175,8 @@ class Entry:
     records: list[str] = field(default_factory=list)
     #: It stands on a shallow clone's boundary commit (its change is not known).
     boundary: bool = False
+    #: The names of the tests it added (``test_refund_rounds_half_up``, ``it('retries once')``).
+    tests: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -685,6 +693,12 @@ def _entry(
     present = [f for f in files if f in head_files]
     texts = [unit.title, unit.pr_body, *(m.subject + "\n\n" + m.body for m in members)]
     functions = list(dict.fromkeys(fn for m in members for fn in m.functions))
+    tests = []
+    for member in members:
+        for file, line in member.added:
+            match = _TEST_NAME.match(line) if TEST.search(file) else None
+            if match:
+                tests.append(match.group(1) or match.group(3))
     source = "pull-request" if unit.pull_request is not None else "commit"
     records = sorted({r for sha in shas for n in range(7, 41) for r in names.get(sha[:n], [])})
     return Entry(
@@ -704,4 +718,5 @@ def _entry(
         bool(code) and not any(f in head_files for f in code),
         records,
         unit.head.boundary,
+        list(dict.fromkeys(tests))[:5],
     )
