@@ -316,3 +316,21 @@ def test_marker_lines_inside_a_toml_string_are_text(repo: Path, cli: Cli) -> Non
     assert cli("agent", "install", "codex").returncode == 0
     assert cli("agent", "uninstall", "codex").returncode == 0
     assert (repo / ".codex" / "config.toml").read_text() == theirs
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mkdir -p build && ssh -p2222 host",
+        "export PGPASSWORD=$SECRET; psql",
+        "docker login --password-stdin < token.txt",
+        "passwords on the command line (PGPASSWORD=, mysql -p, --password, Authorization:)",
+        "POSTGRES_PASSWORD=postgres in the compose file",
+        "mysql -u root -p < dump.sql",
+    ],
+)
+def test_words_about_passwords_are_not_passwords(text: str) -> None:
+    from reliora_git.records.credentials import redact, scan_fields
+
+    assert scan_fields([("solution", text)]) == []
+    assert redact(text) == text

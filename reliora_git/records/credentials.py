@@ -315,7 +315,8 @@ _PASSWORD_OPTION = re.compile(r"(?<![\w-])--pass(?:word|wd)(?:=|[ \t]+)" + _VALU
 _MYSQL = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b", re.IGNORECASE)
 _SHORT_P = re.compile(r"(?<!\S)-p" + _VALUE)
 _AUTHORIZATION = re.compile(
-    r"\bAuthorization:[ \t]*(?:(?:Bearer|Basic|Token|Digest|Bot)[ \t]+)?([^\s'\"]+)",
+    r"\bAuthorization:[ \t]*(?:(?:Bearer|Basic|Token|Digest|Bot)[ \t]+)?"
+    r"([A-Za-z0-9][\w+/=.~-]{3,})",
     re.IGNORECASE,
 )
 #: A value that names a secret rather than holds one: a variable, a placeholder, a prompt.
@@ -339,8 +340,8 @@ def _command_line_hits(line: str) -> list[_Hit]:
     found += [(m, HEADER_KIND) for m in _AUTHORIZATION.finditer(line)]
     hits = []
     for match, kind in found:
-        value = match.group(1).strip("'\"")
-        if value and not _NOT_A_VALUE.match(value):
+        value = match.group(1).strip("'\"").rstrip(".,;:)]}")
+        if len(value) >= 3 and any(c.isalnum() for c in value) and not _NOT_A_VALUE.match(value):
             hits.append(_Hit(match.start(1), match.end(1), kind, value))
     return hits
 

@@ -43,7 +43,7 @@ def history(
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
-    """List where this repository already wrote its lessons down, best first.
+    """List where this repository wrote lessons down, best first.
 
     Deterministic and offline: merged pull requests that fix something, changelog lines
     under fix, bug or security headings, fixes with evidence (a stated cause, a test

@@ -11,8 +11,8 @@ from reliora_git.interfaces.commands.serving import load_server
 def mcp(repo: RepoOption = None) -> None:
     """Run an MCP server on stdin/stdout for coding agents.
 
-    Its tools: brief, search, show, about, record, update, retire, feedback, check
-    (the same JSON documents as --json; arguments by their JSON names). Start it
+    Its tools: brief, search, show, about, record, update, retire, feedback, check,
+    history (the same JSON documents as --json; arguments by their JSON names). Start it
     from an MCP client (Claude Code, Cursor, VS Code…), not by hand: it speaks
     JSON-RPC on stdout. The store is looked up on every call (--repo, RELIORA_REPO, or
     the nearest .reliora/ above the working folder), so a store created after
