@@ -32,6 +32,10 @@ class Config:
     push_session_budget: int = 20000
     #: At the end of an agent's turn that shows trouble, ask once for the lesson (SPEC.md §16).
     capture: bool = True
+    #: "off" turns every agent hook off for everyone (SPEC.md §14.3; agents/switches.py).
+    agent: str = "on"
+    #: False turns the hooks' push off (the end-of-turn ask stays, unless ``capture``).
+    push: bool = True
 
 
 def load_config(store: Store) -> Config:
@@ -64,6 +68,8 @@ def load_config(store: Store) -> Config:
             raise _invalid(store, path, "'brief_budget' must be at least 100")
         if key == "push_session_budget" and value < 0:
             raise _invalid(store, path, "'push_session_budget' must be 0 (no cap) or more")
+        if key == "agent" and value.strip().lower() not in ("on", "off"):
+            raise _invalid(store, path, "'agent' must be \"on\" or \"off\"")
         if key == "duplicate_overlap" and not 0.0 <= value <= 1.0:
             raise _invalid(store, path, "'duplicate_overlap' must be between 0 and 1")
         values[key] = value

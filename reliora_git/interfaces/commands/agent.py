@@ -181,6 +181,7 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
         on_path = shutil.which("reliora")
         log = agent_hook.log_tail(agent_hook.git_places(root).state)
         todo = agents.todo(root)
+        switches = _switches(root)
         if json_output:
             print_json(
                 {
@@ -192,6 +193,7 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
                     "clients": agents.installed_clients(root),
                     "relioraOnPath": on_path,
                     "todo": [{"client": client, "step": step} for client, step in todo],
+                    "switches": [switch.to_json() for switch in switches],
                     "hookLog": log,
                 }
             )
@@ -205,6 +207,12 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
             else "reliora is not on PATH: the hooks print nothing until it is "
             "(in a clone of reliora-git: pipx install '.[mcp]')"
         )
+        if switches:
+            for switch in switches:
+                printer.line(f"Switched off: {switch.line()}")
+        else:
+            printer.line("Agent hooks: on (RELIORA_AGENT=off, git config reliora.agent off or "
+                         'agent = "off" in config.toml turn them off)')  # fmt: skip
         if todo:
             printer.line("Still to do by hand (no committed file can):")
             for client, step in todo:
@@ -215,6 +223,21 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
                 printer.line(f"  {line}")
         else:
             printer.line("Hook log: empty")
+
+
+def _switches(root: Path) -> list[Any]:
+    """The off switches in force here: this session's, this clone's, the store's."""
+    from reliora_git.operations.agents.switches import personal_switch, store_switches
+    from reliora_git.records.errors import RelioraError
+    from reliora_git.storage.config import load_config
+    from reliora_git.storage.store import find_store
+
+    found = [switch] if (switch := personal_switch(root)) is not None else []
+    try:
+        settings = load_config(find_store(root))
+    except RelioraError:
+        return found  # no store (or unreadable settings): nothing else to say here
+    return found + store_switches(settings.agent, settings.push, settings.capture)
 
 
 def hook(

@@ -422,7 +422,8 @@ def ask(event: HookEvent, top: Path | None, state: Path | None) -> str:
     before = session.peek(state, event.session)
     if before.asked or before.full:
         return ""
-    if not load_config(find_store(cwd=event.cwd)).capture:
+    settings = load_config(find_store(cwd=event.cwd))
+    if not settings.capture or settings.agent.strip().lower() == "off":
         return ""
     path = Path(event.transcript_path)
     findings = find(transcript.steps(event.cwd / path, event.transcript_format))

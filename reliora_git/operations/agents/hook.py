@@ -94,6 +94,10 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
     (operations/agents/session.py): the lessons are selected first, then the session's
     memory is locked only while the push is composed and recorded.
     """
+    from reliora_git.operations.agents.switches import personal_switch
+
+    if personal_switch(places.top) is not None:  # RELIORA_AGENT=off, git config reliora.agent
+        return ""
     if event.kind == "stop":  # the end-of-turn ask (SPEC.md §16), all in agents/capture.py
         from reliora_git.operations.agents.capture import ask
 
@@ -122,9 +126,13 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
     from reliora_git.operations.agents import session
     from reliora_git.operations.brief import push
     from reliora_git.operations.brief.selection import Situation
+    from reliora_git.storage.config import load_config
     from reliora_git.storage.store import find_store
 
     store = find_store(cwd=event.cwd)
+    settings = load_config(store)
+    if not settings.push or settings.agent.strip().lower() == "off":
+        return ""
     if event.kind == "file":
         _, found = push.candidates(store, Situation(files=tuple(relative)))
     elif event.kind == "prompt":
