@@ -77,7 +77,9 @@ def evaluate(clone: Path, grades_file: Path) -> dict[str, Any]:
         "missed": sorted(sha[:12] for sha in lessons - found),
         "precision": sum(best(e) == 2 for e in top) / len(top) if top else None,
         "precision lenient": sum(best(e) >= 1 for e in top) / len(top) if top else None,
-        "top": [(e["commits"][0][:12] if e["commits"] else "", best(e), e["title"][:70]) for e in top],
+        "top": [
+            (e["commits"][0][:12] if e["commits"] else "", best(e), e["title"][:70]) for e in top
+        ],
         "drafts with problem and solution": (
             sum(bool(d.get("problems")) and bool(d.get("solution")) for d in drafts), len(drafts)
         ),
