@@ -219,8 +219,10 @@ def test_default_clients_follow_the_files_the_repo_has(
 def test_status_names_each_file_state_and_path(repo: Path, cli: Cli) -> None:
     cli("agent", "install", "codex")
     status = cli.json("agent", "status")
-    states = {f["path"]: f["state"] for f in status["files"]}
-    assert states["AGENTS.md"] == "installed" and states[".mcp.json"] == "absent"
+    states = {(f["client"], f["path"]): f["state"] for f in status["files"]}
+    assert states[("codex", "AGENTS.md")] == "installed"
+    assert states[("gemini", "AGENTS.md")] == "not installed (the file is codex's too)"
+    assert states[("claude-code", ".mcp.json")] == "absent"
     assert status["clients"] == ["codex"] and status["hookLog"] == []
 
 
@@ -360,5 +362,6 @@ def test_status_prints_the_hook_log(repo: Path, cli: Cli) -> None:
 def test_a_crlf_file_is_installed_right_after_install(repo: Path, cli: Cli) -> None:
     write(repo, {"AGENTS.md": "# Agents\r\n\r\nUse tabs.\r\n"})
     cli("agent", "install", "codex")
-    states = {f["path"]: f["state"] for f in cli.json("agent", "status")["files"]}
-    assert states["AGENTS.md"] == "installed"
+    files = cli.json("agent", "status")["files"]
+    states = {(f["client"], f["path"]): f["state"] for f in files}
+    assert states[("codex", "AGENTS.md")] == "installed"

@@ -239,6 +239,9 @@ def test_bad_input_prints_nothing_exits_0_and_logs_one_line(
 
 
 def test_no_store_prints_nothing_and_logs(repo: Path, cli: Cli) -> None:
+    """In a repository whose committed files run the hook; a user-level hook elsewhere logs
+    nothing (tests/test_personal_install.py)."""
+    assert cli("agent", "install", "claude-code").returncode == 0
     done = cli("hook", input=prompt(repo, "payment provider rate limits invoice retries"))
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     lines = log_lines(cli)

@@ -16,8 +16,16 @@ ClientsArgument = Annotated[
     list[str] | None,
     typer.Argument(
         metavar="[CLIENT]...",
-        help="claude-code, cursor, codex or copilot (default: see the description).",
+        help="claude-code, codex, gemini, copilot or cursor (default: see the description).",
         show_default=False,
+    ),
+]
+PersonalFlag = Annotated[
+    bool,
+    typer.Option(
+        "--personal",
+        help="Only for you: the clients' local or user-level files, nothing to commit "
+        "(git status stays as it is).",
     ),
 ]
 RepoDirOption = Annotated[
@@ -48,31 +56,43 @@ def _root(repo: Path | None) -> Path:
     return git.toplevel(start) or start
 
 
-def _change_json(change: FileChange) -> dict[str, Any]:
-    return {"client": change.file.client, "path": change.file.path, "action": change.action}
+def _change_json(change: FileChange, personal: bool = False) -> dict[str, Any]:
+    from reliora_git.operations.agents.personal import shown
+
+    path = shown(change.file) if personal else change.file.path
+    return {"client": change.file.client, "path": path, "action": change.action}
 
 
 def _run(
-    action: str, clients: list[str] | None, repo: Path | None, dry_run: bool, json_output: bool
+    action: str,
+    clients: list[str] | None,
+    repo: Path | None,
+    dry_run: bool,
+    json_output: bool,
+    personal: bool = False,
 ) -> None:
     import difflib
 
     from reliora_git.interfaces.output import Printer, print_json
     from reliora_git.operations.agents import install as agents
+    from reliora_git.operations.agents import personal as own
 
     with reporting(json_output):
         root = _root(repo)
         if clients:
             chosen = agents.check_clients(clients)
         elif action == "install":
-            chosen = agents.detected_clients(root)
+            chosen = agents.default_clients(root, personal)
         else:
-            chosen = agents.installed_clients(root)
-        changes = agents.plan(root, chosen, action)
+            chosen = own.installed_clients(root) if personal else agents.installed_clients(root)
+        changes = (own if personal else agents).plan(root, chosen, action)
         if not dry_run:
-            agents.apply(root, changes)
+            if personal:
+                own.apply(root, changes, action)
+            else:
+                agents.apply(root, changes)
         steps = (
-            agents.next_steps(root, after="agent", clients=chosen)
+            agents.next_steps(root, after="agent", clients=chosen, personal=personal)
             if action == "install" and not dry_run
             else []
         )
@@ -80,8 +100,9 @@ def _run(
             print_json(
                 {
                     "clients": chosen,
+                    "personal": personal,
                     "dryRun": dry_run,
-                    "files": [_change_json(c) for c in changes],
+                    "files": [_change_json(c, personal) for c in changes],
                     "nextSteps": steps,
                 }
             )
@@ -91,11 +112,12 @@ def _run(
             printer.line("Nothing to remove: no agent client has Reliora's entries.")
         verb = "would be " if dry_run else ""
         for change in changes:
-            printer.line(f"{change.file.path} ({change.file.client}): {verb}{change.action}")
+            path = own.shown(change.file) if personal else change.file.path
+            printer.line(f"{path} ({change.file.client}): {verb}{change.action}")
             if dry_run and change.action != "unchanged":
                 before = (change.before or b"").decode("utf-8").splitlines(keepends=True)
                 after = (change.after or b"").decode("utf-8").splitlines(keepends=True)
-                for line in difflib.unified_diff(before, after, change.file.path, change.file.path):
+                for line in difflib.unified_diff(before, after, path, path):
                     printer.line(line.rstrip("\n"))
         _print_steps(printer, steps)
 
@@ -110,6 +132,7 @@ def _print_steps(printer: Any, steps: list[str]) -> None:
 @agent_app.command()
 def install(
     clients: ClientsArgument = None,
+    personal: PersonalFlag = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would change (a diff); write nothing.")
     ] = False,
@@ -118,26 +141,40 @@ def install(
 ) -> None:
     """Add Reliora's agent hooks, MCP server and instructions.
 
-    Written into the clients' project files (not git's hooks: `reliora hooks`).
-
-    Claude Code: hooks in .claude/settings.json (session start, each prompt,
-    before reading or editing a file) and the server in .mcp.json; Cursor: the
-    rule .cursor/rules/reliora.mdc and .cursor/mcp.json; Codex: a block in
-    AGENTS.md; Copilot: a block in .github/copilot-instructions.md. What the
-    files hold already is kept byte for byte; installing twice changes nothing.
-    Without CLIENT: the clients whose files the repository has, else
-    claude-code and codex. Commit the files: they work for every clone.
+    Project files, to commit for every clone (not git's hooks: `reliora hooks`):
 
     \b
-    Example:
+      claude-code  .claude/settings.json (hooks), .mcp.json, CLAUDE.md
+      codex        .codex/hooks.json, .codex/config.toml, AGENTS.md
+      gemini       .gemini/settings.json (hooks, server, context.fileName), AGENTS.md
+      copilot      .github/hooks/reliora.json, .mcp.json, .github/copilot-instructions.md
+      cursor       .cursor/hooks.json, .cursor/rules/reliora.mdc, .cursor/mcp.json
+
+    With --personal, files only you read (git status stays as it is):
+
+    \b
+      claude-code  .claude/settings.local.json (in .git/info/exclude), ~/.claude.json
+      codex        $CODEX_HOME/hooks.json and config.toml (~/.codex)
+      gemini       ~/.gemini/settings.json
+      copilot      $COPILOT_HOME/mcp-config.json (~/.copilot; no user-level hooks)
+      cursor       ~/.cursor/hooks.json, ~/.cursor/mcp.json
+
+    What the files hold already is kept byte for byte; installing twice changes
+    nothing. Without CLIENT: the clients whose files the repository has, else
+    claude-code and codex.
+
+    \b
+    Examples:
       reliora agent install claude-code codex --dry-run
+      reliora agent install --personal claude-code
     """
-    _run("install", clients, repo, dry_run, json_output)
+    _run("install", clients, repo, dry_run, json_output, personal)
 
 
 @agent_app.command()
 def uninstall(
     clients: ClientsArgument = None,
+    personal: PersonalFlag = False,
     repo: RepoDirOption = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -146,13 +183,15 @@ def uninstall(
     Files that install created are deleted; in files that were there already,
     only its entries go.
 
-    Without CLIENT: every client whose files hold Reliora's entries.
+    Without CLIENT: every client whose files hold Reliora's entries. --personal
+    removes a personal install (the project's files are left as they are).
 
     \b
-    Example:
+    Examples:
       reliora agent uninstall cursor
+      reliora agent uninstall --personal
     """
-    _run("uninstall", clients, repo, False, json_output)
+    _run("uninstall", clients, repo, False, json_output, personal)
 
 
 @agent_app.command()
@@ -177,11 +216,14 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
 
     with reporting(json_output):
         root = _root(repo)
-        found = agents.states(root)
+        found = agents.states_of_installed(root)
         on_path = shutil.which("reliora")
         log = agent_hook.log_tail(agent_hook.git_places(root).state)
         todo = agents.todo(root)
         switches = _switches(root)
+        from reliora_git.operations.agents import personal as own
+
+        mine = own.states(root)
         if json_output:
             print_json(
                 {
@@ -191,6 +233,13 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
                         for s in found
                     ],
                     "clients": agents.installed_clients(root),
+                    "personal": {
+                        "clients": own.installed_clients(root),
+                        "files": [
+                            {"client": s.file.client, "path": own.shown(s.file), "state": s.state}
+                            for s in mine
+                        ],
+                    },
                     "relioraOnPath": on_path,
                     "todo": [{"client": client, "step": step} for client, step in todo],
                     "switches": [switch.to_json() for switch in switches],
@@ -199,8 +248,12 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
             )
             return
         printer = Printer()
+        printer.line("Project files (committed, for every clone):")
         for state in found:
-            printer.line(f"{state.file.client:<12} {state.file.path:<34} {state.state}")
+            printer.line(f"  {state.file.client:<12} {state.file.path:<34} {state.state}")
+        printer.line("Personal files (only yours: agent install --personal):")
+        for state in mine:
+            printer.line(f"  {state.file.client:<12} {own.shown(state.file):<34} {state.state}")
         printer.line(
             f"reliora on PATH: {on_path}"
             if on_path

@@ -95,7 +95,14 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
     memory is locked only while the push is composed and recorded.
     """
     from reliora_git.operations.agents.switches import personal_switch
+    from reliora_git.storage.store import find_store
 
+    try:
+        find_store(cwd=event.cwd)
+    except RelioraError as error:
+        if error.code == "no_store" and not wired(places.top):
+            return ""  # a user-level hook in a repository without lessons: not even a log line
+        raise
     if personal_switch(places.top) is not None:  # RELIORA_AGENT=off, git config reliora.agent
         return ""
     if event.kind == "stop":  # the end-of-turn ask (SPEC.md §16), all in agents/capture.py
@@ -148,10 +155,63 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
         )
         guarded = any(doc is not None and doc.guards for doc in index.inverted.docs)
         notice = clone_notice(places) if guarded else ""
-        if notice:
+        guide = instructions(places.top)
+        if notice or guide:
             rest = _compose_and_record(event, places, store, found, relative)
-            return notice + ("\n\n" + rest if rest else "")
+            return "\n\n".join(part for part in (guide, notice, rest) if part)
     return _compose_and_record(event, places, store, found, relative)
+
+
+#: The files a project install puts the hooks in.
+HOOK_FILES = (
+    ".claude/settings.json",
+    ".codex/hooks.json",
+    ".gemini/settings.json",
+    ".github/hooks/reliora.json",
+    ".cursor/hooks.json",
+)
+
+
+def wired(top: Path | None) -> bool:
+    """Whether the repository's committed files run the hook (a project install): then a
+    missing store is worth a log line; a user-level hook elsewhere says nothing."""
+    from reliora_git.operations.agents.files import HOOK_MARK
+
+    for name in HOOK_FILES if top is not None else ():
+        assert top is not None
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if HOOK_MARK in (top / name).read_text(encoding="utf-8")[:1_000_000]:
+                return True
+    return False
+
+
+#: The files a project install puts the instruction block in (clients/instructions.py).
+INSTRUCTION_FILES = (
+    "CLAUDE.md",
+    "AGENTS.md",
+    ".github/copilot-instructions.md",
+    ".cursor/rules/reliora.mdc",
+)
+
+
+def instructions(top: Path | None) -> str:
+    """At session start with a personal install, the instruction block when no instruction file
+    of the repository holds it (a personal install commits none: SPEC.md §14.3), else ""."""
+    from reliora_git.operations.agents.files import MD_BEGIN
+
+    if top is None:
+        return ""
+    from reliora_git.operations.agents.personal import installed_clients
+
+    if not installed_clients(top):
+        return ""  # a project install puts the block in a file; without one, nothing to say
+    for name in INSTRUCTION_FILES:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if MD_BEGIN in (top / name).read_text(encoding="utf-8")[:1_000_000]:
+                return ""
+    from reliora_git.operations.agents.clients.instructions import BLOCK
+
+    return "\n".join(line for line in BLOCK.splitlines() if not line.startswith("<!--"))
 
 
 #: Under the git directory: the session-start notice about the git hook was given in this clone.

@@ -29,13 +29,23 @@ def client_files(clients: Sequence[str] = CLIENTS) -> list[ClientFile]:
 
 
 def check_clients(names: Sequence[str]) -> list[str]:
+    import difflib
+
     unknown = [name for name in names if name not in CLIENTS]
     if unknown:
+        close = difflib.get_close_matches(unknown[0], CLIENTS, n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise RelioraError(
-            f"unknown agent client {unknown[0]!r}; choose from {', '.join(CLIENTS)}",
+            f"unknown agent client {unknown[0]!r}{hint}; choose from {', '.join(CLIENTS)}",
             code="invalid_option",
         )
     return list(dict.fromkeys(names))
+
+
+def default_clients(root: Path, personal: bool = False) -> list[str]:
+    """What install wires without CLIENT: for a project, the clients its files show (else
+    Claude Code and Codex); for a person, Claude Code and Codex."""
+    return list(DEFAULT_CLIENTS) if personal else detected_clients(root)
 
 
 def detected_clients(root: Path) -> list[str]:
@@ -64,7 +74,7 @@ class FileChange:
         return "removed" if self.after is None else "updated"
 
 
-def _read(path: Path, name: str) -> str | None:
+def read_file(path: Path, name: str) -> str | None:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -83,7 +93,7 @@ def _read(path: Path, name: str) -> str | None:
         ) from None
 
 
-def _with_newlines(
+def with_newlines(
     edit: Callable[[str | None, str], str | None], text: str | None, name: str
 ) -> str | None:
     """Run ``edit`` on ``text`` in \\n form when the file uses \\r\\n throughout, and back."""
@@ -139,7 +149,7 @@ def _write_notes(root: Path, changes: Sequence[FileChange]) -> None:
         held = [s for s in notes.get(change.file.path, []) if s != setting]
         notes[change.file.path] = [*held, setting] if change.note == "add" else held
     notes = {key: value for key, value in notes.items() if value}
-    _write(path, (json.dumps(notes, indent=2, sort_keys=True) + "\n").encode(), NOTES_FILE)
+    write_file(path, (json.dumps(notes, indent=2, sort_keys=True) + "\n").encode(), NOTES_FILE)
 
 
 def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
@@ -168,12 +178,12 @@ def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
                 path=link,
                 code="invalid_input",
             )
-        text = _read(root / file.path, file.path)
+        text = read_file(root / file.path, file.path)
         edit = file.install if action == "install" else file.uninstall
         noted = file.noted is not None and file.noted.setting in notes.get(file.path, [])
         if action == "uninstall" and file.noted is not None and not noted:
             edit = file.noted.uninstall_unnoted  # the item may be a person's: left as it is
-        after = _with_newlines(edit, text, file.path)
+        after = with_newlines(edit, text, file.path)
         note = None
         if file.noted is not None and action == "install":
             added = not file.noted.listed(text) and file.noted.listed(after)
@@ -197,11 +207,11 @@ def apply(root: Path, changes: Sequence[FileChange]) -> None:
             path.unlink()
             _prune_empty_folders(root, path.parent)
             continue
-        _write(path, change.after, change.file.path)
+        write_file(path, change.after, change.file.path)
     _write_notes(root, changes)
 
 
-def _write(path: Path, data: bytes, name: str) -> None:
+def write_file(path: Path, data: bytes, name: str) -> None:
     """Replace ``path`` atomically, keeping its permissions."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -267,10 +277,25 @@ def states(root: Path, clients: Sequence[str] = CLIENTS) -> list[FileState]:
         if linked_part(root, file.path) is not None:
             found.append(FileState(file, "a symbolic link (left alone)"))
             continue
-        text = _read(root / file.path, file.path)
+        text = read_file(root / file.path, file.path)
         if text is not None and "\r\n" in text:
             text = text.replace("\r\n", "\n")
         found.append(FileState(file, file.state(text, file.path)))
+    return found
+
+
+def states_of_installed(root: Path) -> list[FileState]:
+    """Each file's state, where a file one client shares with another (.mcp.json: Claude Code
+    and Copilot; AGENTS.md: Codex and Gemini CLI) counts as installed only for a client that
+    is installed: never "copilot .mcp.json installed" after installing Claude Code alone."""
+    installed = set(installed_clients(root))
+    found = []
+    for state in states(root):
+        shared = [c for c in CLIENTS if c != state.file.client and c in installed
+                  and any(f.path == state.file.path for f in load(c).FILES)]  # fmt: skip
+        if state.file.client not in installed and shared and state.state != "absent":
+            state = FileState(state.file, f"not installed (the file is {shared[0]}'s too)")
+        found.append(state)
     return found
 
 
@@ -318,8 +343,11 @@ def git_hook_step(root: Path) -> str | None:
 # --- what to do next ---------------------------------------------------------------------------
 
 
-def next_steps(root: Path, after: str, clients: Sequence[str] = ()) -> list[str]:
-    """What is left to do after ``init`` or ``agent install`` (``after``, of ``clients``)."""
+def next_steps(
+    root: Path, after: str, clients: Sequence[str] = (), personal: bool = False
+) -> list[str]:
+    """What is left to do after ``init`` or ``agent install`` (``after``, of ``clients``;
+    ``personal``: nothing to commit)."""
     import shutil
 
     from reliora_git.gitrepo import git, hooks
@@ -334,7 +362,7 @@ def next_steps(root: Path, after: str, clients: Sequence[str] = ()) -> list[str]
         )
     else:
         files = list(dict.fromkeys(f.path for f in client_files() if (root / f.path).exists()))
-        if files:
+        if files and not personal:
             steps.append(
                 f"Commit the agent files so every clone gets them: git add {' '.join(files)}"
             )

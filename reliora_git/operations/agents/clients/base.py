@@ -101,6 +101,11 @@ class ClientModule(Protocol):
 
     def todo(self, root: Path) -> list[str]: ...
 
+    def personal_files(self, root: Path, home: Path) -> tuple[ClientFile, ...]:
+        """The files of a personal install (SPEC.md §14.3): absolute paths under ``home``
+        (or the client's own variable), or paths in the repository git is told to ignore."""
+        ...
+
 
 def hook_command(client: str) -> str:
     """What a client's hooks run: `reliora` from PATH, never one machine's virtualenv path;

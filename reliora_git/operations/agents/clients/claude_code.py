@@ -13,6 +13,7 @@ instruction (the end-of-turn ask, SPEC.md §16).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,18 @@ FILES = (
     ClientFile(NAME, "CLAUDE.md", *BLOCK_EDITOR),
 )
 SIGNS = (".claude", ".mcp.json", "CLAUDE.md")
+
+
+def personal_files(root: Path, home: Path) -> tuple[ClientFile, ...]:
+    """A personal install (SPEC.md §14.3): the hooks in ``.claude/settings.local.json``
+    (this clone only; kept out of git by ``.git/info/exclude``) and the server in the local
+    MCP scope of ``~/.claude.json`` (``projects.<this repository>.mcpServers``)."""
+    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home)
+    local = files.mcp_servers(key=("projects", str(root), "mcpServers"))
+    return (
+        ClientFile(NAME, ".claude/settings.local.json", *SETTINGS),
+        ClientFile(NAME, str(config / ".claude.json"), *local),
+    )
 
 
 def run_by_another_client(data: dict[str, Any]) -> bool:

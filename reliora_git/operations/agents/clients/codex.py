@@ -240,6 +240,16 @@ FILES = (
 SIGNS = ("AGENTS.md", ".codex")
 
 
+def personal_files(root: Path, home: Path) -> tuple[ClientFile, ...]:
+    """A personal install: the same hooks and server in ``$CODEX_HOME`` (``~/.codex``), which
+    Codex reads for every project; the hook acts only where a store exists."""
+    base = Path(os.environ.get("CODEX_HOME") or home / ".codex")
+    return (
+        ClientFile(NAME, str(base / "hooks.json"), *HOOKS),
+        ClientFile(NAME, str(base / "config.toml"), *CONFIG),
+    )
+
+
 # --- hook events ------------------------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ server goes where Claude Code's goes (one entry serves both).
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,14 @@ FILES = (
     ClientFile(NAME, ".github/copilot-instructions.md", *BLOCK_EDITOR),
 )
 SIGNS = (".github/copilot-instructions.md", ".github/instructions", ".github/hooks")
+
+
+def personal_files(root: Path, home: Path) -> tuple[ClientFile, ...]:
+    """A personal install: the server in ``$COPILOT_HOME/mcp-config.json`` (``~/.copilot``).
+    Copilot CLI documents no user-level hooks (it reads hooks from the repository only), so
+    a personal install gives Copilot the tools, not the push."""
+    base = Path(os.environ.get("COPILOT_HOME") or home / ".copilot")
+    return (ClientFile(NAME, str(base / "mcp-config.json"), *files.mcp_servers()),)
 
 
 def _tool_args(data: dict[str, Any]) -> Any:

@@ -70,6 +70,16 @@ FILES = (
 SIGNS = (".cursor", ".cursorrules")
 
 
+def personal_files(root: Path, home: Path) -> tuple[ClientFile, ...]:
+    """A personal install: the hooks in ``~/.cursor/hooks.json`` and the server in
+    ``~/.cursor/mcp.json``, which Cursor reads for every workspace."""
+    base = home / ".cursor"
+    return (
+        ClientFile(NAME, str(base / "hooks.json"), *HOOKS),
+        ClientFile(NAME, str(base / "mcp.json"), *files.mcp_servers()),
+    )
+
+
 def _cwd(data: dict[str, Any], fallback: Path) -> Path:
     """The tool's ``cwd``, else the first workspace root, else ``fallback``."""
     roots = data.get("workspace_roots")

@@ -210,6 +210,14 @@ FILES = (
 SIGNS = (".gemini", "GEMINI.md")
 
 
+def personal_files(root: Path, home: Path) -> tuple[ClientFile, ...]:
+    """A personal install: the hooks and the server in ``~/.gemini/settings.json`` (read for
+    every project, merged with a project's own); no ``context.fileName``: the instructions
+    come with the session-start push."""
+    user = files.combined(files.grouped_hooks(HOOK_EVENTS, HOOK_ENTRY), files.mcp_servers())
+    return (ClientFile(NAME, str(home / ".gemini" / "settings.json"), *user),)
+
+
 # --- hook events --------------------------------------------------------------------------------
 
 
