@@ -61,8 +61,9 @@ def make_project(repo: Path, cli: Cli, clients: tuple[str, ...]) -> Project:
         },
         "OCELOT-3",
     )
-    install = cli("agent", "install", *clients)
-    assert install.returncode == 0, install.stderr
+    if clients:  # none: a personal install is made by the test, with its own HOME
+        install = cli("agent", "install", *clients)
+        assert install.returncode == 0, install.stderr
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "store and agent files")
     return Project(repo, invoice, billing)

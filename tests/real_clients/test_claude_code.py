@@ -151,3 +151,24 @@ def test_claude_code_gets_a_lesson_once_from_session_start_prompt_and_read(
     # Where each full copy came from, e.g. ["SessionStart", "PreToolUse:Read"].
     assert len(anthropic_api.pushed_by(last_text, project.billing.marker)) == 1
     assert repeated_lines(last_text, project.billing) == []
+
+
+def test_a_personal_install_alone_brings_the_lesson_and_the_tools(
+    repo: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """No project file: `agent install --personal claude-code` writes .claude/settings.local.json
+    (kept out of git) and the local MCP scope of the person's .claude.json (SPEC §14.3)."""
+    project = make_project(repo, cli, ())
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+    installed = cli("agent", "install", "--personal", "claude-code", env=env)
+    assert installed.returncode == 0, installed.stderr
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    prompt = "Invoice totals are off by a cent; fix the rounding of invoice totals"
+    first = run_claude(project, prompt, home)[0]
+    text = anthropic_api.request_text(first)
+    assert project.invoice.marker in text or project.invoice.id in text
+    assert "Lessons from past work (Reliora)" in text  # the instructions, with session start
+    assert set(anthropic_api.tool_names(first)) >= MCP_TOOLS
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+

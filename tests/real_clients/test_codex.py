@@ -134,13 +134,14 @@ def listed_hooks(binary: Path, env: dict[str, str], root: Path) -> list[dict[str
             server.wait()
 
 
-def trust_hooks(binary: Path, env: dict[str, str], root: Path) -> None:
+def trust_hooks(binary: Path, env: dict[str, str], root: Path, source: str = "project") -> None:
     """What a person does in `/hooks`: trust each reliora hook at its current hash."""
     hooks = listed_hooks(binary, env, root)
     ours = [h for h in hooks if "reliora hook --client codex" in h["command"]]
     events = {h["eventName"] for h in ours}
-    assert events == {"sessionStart", "userPromptSubmit", "preToolUse", "stop"}
-    assert all(h["trustStatus"] == "untrusted" and h["source"] == "project" for h in ours)
+    assert events == {"sessionStart", "userPromptSubmit", "preToolUse", "stop"}, hooks
+    assert all(h["source"] == source for h in ours), ours
+    ours = [h for h in ours if h["trustStatus"] != "trusted"]
     config = Path(env["CODEX_HOME"]) / "config.toml"
     with config.open("a", encoding="utf-8") as out:
         for hook in ours:
@@ -157,8 +158,10 @@ def run_codex(
     call: Any,
     model_name: str = MODEL,
     with_reliora: bool = True,
+    personal: Any = None,
 ) -> list[Any]:
-    """Run `codex exec PROMPT` to its end; return the bodies of the requests to the model."""
+    """Run `codex exec PROMPT` to its end; return the bodies of the requests to the model
+    (``personal``: a Cli that makes a personal install once the person's config is written)."""
     binary = find_binary("codex")
     env = codex_env(home, with_reliora)
     (home / ".codex").mkdir(parents=True)
@@ -167,7 +170,11 @@ def run_codex(
         (home / ".codex" / "config.toml").write_text(
             user_config(model, project.root, model_name), encoding="utf-8"
         )
-        trust_hooks(binary, env, project.root)
+        if personal is not None:
+            mine = {"HOME": env["HOME"], "CODEX_HOME": env["CODEX_HOME"]}
+            installed = personal("agent", "install", "--personal", "codex", env=mine)
+            assert installed.returncode == 0, installed.stderr
+        trust_hooks(binary, env, project.root, "user" if personal is not None else "project")
         command = [str(binary), "exec", "--strict-config", "-o", str(last_message), prompt]
         try:
             done = subprocess.run(
@@ -274,3 +281,20 @@ def test_a_clone_without_reliora_still_runs_codex(project: Project, tmp_path: Pa
     for body in bodies:
         text = responses_api.request_text(body)
         assert project.invoice.marker not in text and project.billing.marker not in text
+
+
+def test_a_personal_install_alone_brings_the_lesson_and_the_tools(
+    repo: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """No project file: `agent install --personal codex` adds the hooks and the server to
+    CODEX_HOME (SPEC §14.3); the hooks are trusted as a person trusts them in `/hooks`."""
+    project = make_project(repo, cli, ())
+    prompt = "Invoice totals are off by a cent; fix the rounding of invoice totals"
+    bodies = run_codex(project, prompt, tmp_path / "home", read_billing, personal=cli)
+    first = bodies[0]
+    pushed_first = "\n".join(responses_api.developer_texts(first))
+    assert project.invoice.id in pushed_first
+    assert set(responses_api.tool_names(first)) >= MCP_TOOLS
+    assert "Lessons from past work (Reliora)" in responses_api.request_text(first)
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+

@@ -81,10 +81,12 @@ def gemini_env(model: MockModel, home: Path) -> dict[str, str]:
     }
 
 
-def run_gemini(project: Project, prompt: str, home: Path) -> list[Any]:
-    """Run `gemini -p PROMPT` to its end; return the bodies of the conversation's turns."""
+def run_gemini(project: Project, prompt: str, home: Path, prepared: bool = False) -> list[Any]:
+    """Run `gemini -p PROMPT` to its end; return the bodies of the conversation's turns
+    (``prepared``: the HOME's settings are made already)."""
     binary = find_binary("gemini")
-    gemini_home(home, project.root)
+    if not prepared:
+        gemini_home(home, project.root)
     with MockModel(gemini_api.ROUTES) as model:
         command = [str(binary), "-m", MODEL, "-p", prompt, "--yolo", "--output-format", "json"]
         try:
@@ -154,3 +156,22 @@ def test_gemini_gets_a_lesson_once_from_session_start_prompt_and_read(
     last_text = gemini_api.request_text(last)
     assert last_text.count(project.billing.marker) == 1
     assert project.billing.marker not in gemini_api.tool_result_text(last)
+
+
+def test_a_personal_install_alone_brings_the_lesson_and_the_tools(
+    repo: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """No project file: `agent install --personal gemini` adds the hooks and the server to the
+    person's ~/.gemini/settings.json (SPEC §14.3), next to what it holds."""
+    project = make_project(repo, cli, ())
+    home = gemini_home(tmp_path / "home", project.root)
+    installed = cli("agent", "install", "--personal", "gemini", env={"HOME": str(home)})
+    assert installed.returncode == 0, installed.stderr
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    prompt = "Invoice totals are off by a cent; fix the rounding of invoice totals"
+    first = run_gemini(project, prompt, home, prepared=True)[0]
+    assert project.invoice.id in gemini_api.pushed(first)
+    assert set(gemini_api.offered_tools(first)) >= MCP_TOOLS
+    assert "Lessons from past work (Reliora)" in gemini_api.request_text(first)
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+
