@@ -17,7 +17,7 @@ import pytest
 from reliora_git.operations.agents import install as agents
 from reliora_git.operations.agents import jsonedit
 from reliora_git.operations.agents.clients.instructions import BLOCK
-from reliora_git.operations.agents.files import MD_BEGIN, MD_END
+from reliora_git.operations.agents.files import MCP_SERVER, MD_BEGIN, MD_END
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
@@ -78,10 +78,7 @@ def test_install_keeps_other_hooks_keys_and_text_and_uninstall_restores_the_byte
     assert [theirs] == json.loads(SETTINGS)["hooks"]["Stop"] and "reliora hook" in str(ours)
     assert value["hooks"]["PreToolUse"][0]["matcher"] == "Bash"  # theirs first, untouched
     servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
-    assert servers["db"]["command"] == "npx" and servers["reliora"] == {
-        "command": "reliora",
-        "args": ["mcp"],
-    }
+    assert servers["db"]["command"] == "npx" and servers["reliora"] == MCP_SERVER
     assert not (repo / ".cursor").exists() and not (repo / ".github").exists()
 
     installed = snapshot(repo, ALL_FILES)

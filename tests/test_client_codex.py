@@ -16,6 +16,7 @@ import pytest
 
 from reliora_git.operations.agents.clients import codex
 from reliora_git.operations.agents.clients.base import HookInputError
+from reliora_git.operations.agents.files import MCP_SERVER
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
@@ -124,7 +125,7 @@ def test_the_installed_files_say_what_codex_reads(repo: Path, cli: Cli) -> None:
         "mcp_optional_startup_grace_ms": codex.GRACE_MS,
         "mcp_servers": {
             "db": tomllib.loads(CONFIG)["mcp_servers"]["db"],
-            "reliora": {"command": "reliora", "args": ["mcp"]},
+            "reliora": MCP_SERVER,
         },
     }
     assert "required" not in (repo / ".codex/config.toml").read_text()
@@ -156,7 +157,7 @@ def test_the_config_block_reads_as_the_file_plus_ours(text: str) -> None:
     original = tomllib.loads(text)
     grace = original.get("mcp_optional_startup_grace_ms", codex.GRACE_MS)
     assert document.pop("mcp_optional_startup_grace_ms") == grace
-    assert document["mcp_servers"].pop("reliora") == {"command": "reliora", "args": ["mcp"]}
+    assert document["mcp_servers"].pop("reliora") == MCP_SERVER
     if not document["mcp_servers"] and "mcp_servers" not in original:
         del document["mcp_servers"]
     original.pop("mcp_optional_startup_grace_ms", None)

@@ -18,6 +18,7 @@ import pytest
 
 from reliora_git.operations.agents.clients import copilot
 from reliora_git.operations.agents.clients.base import hook_command
+from reliora_git.operations.agents.files import MCP_SERVER
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git, reliora_executable
 
@@ -95,7 +96,7 @@ def test_a_fresh_repository_gets_the_files_and_uninstall_removes_them(repo: Path
     assert list(hooks) == ["version", "hooks"]
     assert list(hooks["hooks"]) == ["sessionStart", "userPromptSubmitted", "postToolUse"]
     assert json.loads((repo / ".mcp.json").read_text()) == {
-        "mcpServers": {"reliora": {"command": "reliora", "args": ["mcp"]}}
+        "mcpServers": {"reliora": MCP_SERVER}
     }
     assert cli("agent", "uninstall", "copilot").returncode == 0
     assert snapshot(repo, FILES) == dict.fromkeys(FILES)

@@ -21,6 +21,7 @@ import pytest
 
 from reliora_git.operations.agents.clients import cursor
 from reliora_git.operations.agents.clients.base import hook_command
+from reliora_git.operations.agents.files import MCP_SERVER
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git, reliora_executable
 
@@ -82,7 +83,7 @@ def test_install_keeps_their_bytes_twice_changes_nothing_uninstall_restores_them
     }
     assert hooks["hooks"]["sessionStart"] == [{"command": hook_command("cursor"), "timeout": 10}]
     servers = json.loads((repo / ".cursor/mcp.json").read_text())["mcpServers"]
-    assert servers["db"]["command"] == "npx" and servers["reliora"]["args"] == ["mcp"]
+    assert servers["db"]["command"] == "npx" and servers["reliora"] == MCP_SERVER
     assert states(cli) == dict.fromkeys(FILES, "installed")
 
     assert cli("agent", "install", "cursor").returncode == 0

@@ -22,7 +22,7 @@ import pytest
 
 from reliora_git.operations.agents.clients import gemini
 from reliora_git.operations.agents.clients.base import HookInputError
-from reliora_git.operations.agents.files import MD_BEGIN
+from reliora_git.operations.agents.files import MCP_SERVER, MD_BEGIN
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
@@ -130,7 +130,7 @@ def test_a_new_settings_file_has_the_documented_shape(repo: Path, cli: Cli) -> N
         assert re.search(matcher, tool)  # Gemini CLI tests the tool name with RegExp.test
     for tool in ("run_shell_command", "mcp_reliora_read_file", "replace_all", "glob"):
         assert not re.search(matcher, tool)
-    assert settings["mcpServers"] == {"reliora": {"command": "reliora", "args": ["mcp"]}}
+    assert settings["mcpServers"] == {"reliora": MCP_SERVER}
     assert settings["context"]["fileName"] == ["AGENTS.md", "GEMINI.md"]
     assert (repo / "AGENTS.md").read_text().count(MD_BEGIN) == 1
 

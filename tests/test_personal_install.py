@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from reliora_git.operations.agents.files import MCP_SERVER
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git, reliora_executable
 
@@ -120,7 +121,7 @@ def test_the_local_settings_file_is_excluded_and_let_go_again(
         "*.log\n# reliora agent install --personal\n/.claude/settings.local.json\n"
     )
     claude = json.loads((home / ".claude.json").read_text())
-    assert claude["projects"][str(repo)]["mcpServers"]["reliora"]["args"] == ["mcp"]
+    assert claude["projects"][str(repo)]["mcpServers"]["reliora"] == MCP_SERVER
     assert cli("agent", "install", "--personal", "claude-code").returncode == 0
     assert exclude.read_text().count("settings.local.json") == 1
     assert cli("agent", "uninstall", "--personal").returncode == 0

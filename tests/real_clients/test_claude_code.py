@@ -172,3 +172,29 @@ def test_a_personal_install_alone_brings_the_lesson_and_the_tools(
     assert set(anthropic_api.tool_names(first)) >= MCP_TOOLS
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
 
+
+def test_a_clone_without_reliora_shows_no_failed_server(
+    project: Project, tmp_path: Path
+) -> None:
+    """A contributor without `reliora` (SPEC §14.3): the hooks print nothing, and the project
+    server answers the handshake (one tool saying it is not installed) instead of failing."""
+    claude = find_binary("claude")
+    routes = anthropic_api.routes(str(project.root / "src" / "billing.py"), FINAL_TEXT)
+    with MockModel(routes) as model:
+        env = claude_env(model, tmp_path / "home")
+        reliora_dir = str(Path(reliora_executable()).parent)
+        env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != reliora_dir)
+        done = subprocess.run(
+            [str(claude), "-p", "Fix the rounding of invoice totals", "--output-format",
+             "stream-json", "--verbose", "--allowedTools", "Read"],
+            cwd=project.root, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+            text=True, timeout=CLAUDE_TIMEOUT,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    (init,) = [e for e in events if e.get("type") == "system" and e.get("subtype") == "init"]
+    assert {"name": "reliora", "status": "connected", "source": "project"} in init["mcp_servers"]
+    ours = [t for t in init.get("tools", []) if t.startswith("mcp__reliora")]
+    assert ours == ["mcp__reliora__not_installed"]  # it says why there are no lessons
+    assert "reliora" not in done.stderr
+

@@ -9,6 +9,7 @@ and the mock model (OpenAI Chat Completions, tests/real_clients/chat_completions
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections import Counter
@@ -30,7 +31,7 @@ BLOCK_HEADING = "## Lessons from past work (Reliora)"
 COPILOT_TIMEOUT = 90
 
 
-def copilot_env(model: MockModel, home: Path) -> dict[str, str]:
+def copilot_env(model: MockModel, home: Path, with_reliora: bool = True) -> dict[str, str]:
     """Headless Copilot CLI on the mock model: no login, no traffic but to 127.0.0.1."""
     env = {
         name: value
@@ -53,10 +54,15 @@ def copilot_env(model: MockModel, home: Path) -> dict[str, str]:
         # The hooks run `reliora` from PATH, as in a clone with reliora installed.
         PATH=os.pathsep.join([str(Path(reliora_executable()).parent), os.environ.get("PATH", "")]),
     )
+    if not with_reliora:
+        reliora_dir = str(Path(reliora_executable()).parent)
+        env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != reliora_dir)
     return env
 
 
-def run_copilot(project: Project, prompt: str, home: Path) -> list[dict[str, Any]]:
+def run_copilot(
+    project: Project, prompt: str, home: Path, with_reliora: bool = True
+) -> list[dict[str, Any]]:
     """Run `copilot -p PROMPT` to its end; return the bodies of the conversation's turns."""
     copilot = find_binary("copilot")
     routes = chat_completions.routes("view", {"path": "src/billing.py"}, FINAL_TEXT)
@@ -78,7 +84,7 @@ def run_copilot(project: Project, prompt: str, home: Path) -> list[dict[str, Any
             done = subprocess.run(
                 command,
                 cwd=project.root,
-                env=copilot_env(model, home),
+                env=copilot_env(model, home, with_reliora),
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
@@ -150,3 +156,18 @@ def test_copilot_with_claude_code_installed_too_gets_each_lesson_once(
     assert last_text.count(project.invoice.id) == 1
     # Copilot frames what a Claude-format PreToolUse hook adds this way (1.0.102): none came.
     assert "Additional context from preToolUse hook" not in last_text
+
+
+def test_a_clone_without_reliora_shows_no_failed_server(
+    repo: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """A contributor without `reliora` (SPEC §14.3): the run ends as usual, no lesson, and the
+    log records no MCP server that failed: the entry's fallback answers the handshake."""
+    project = make_project(repo, cli, ("copilot",))
+    home = tmp_path / "home"
+    turns = run_copilot(project, "Fix the rounding of invoice totals", home, with_reliora=False)
+    assert project.invoice.marker not in json.dumps(turns[-1])
+    logs = "\n".join(p.read_text(errors="replace") for p in (home / "copilot-logs").rglob("*"))
+    failed = [line for line in logs.splitlines() if "reliora" in line and "fail" in line.lower()]
+    assert failed == [], failed[:5]
+

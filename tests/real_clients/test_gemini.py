@@ -55,13 +55,14 @@ def gemini_home(home: Path, project: Path) -> Path:
     return home
 
 
-def gemini_env(model: MockModel, home: Path) -> dict[str, str]:
+def gemini_env(model: MockModel, home: Path, with_reliora: bool = True) -> dict[str, str]:
     """Headless Gemini CLI on the mock model: an API key, a base URL, a HOME of its own.
 
     Built from nothing rather than from this process's environment: Gemini CLI reads many
     variables (CI, proxies, GOOGLE_*, GEMINI_*) that would change what it does."""
     node = shutil.which("node")
-    path = [str(Path(reliora_executable()).parent)]  # the hooks run `reliora` from PATH
+    # The hooks run `reliora` from PATH.
+    path = [str(Path(reliora_executable()).parent)] if with_reliora else []
     path += [str(Path(node).parent)] if node else []
     return {
         "PATH": os.pathsep.join([*path, "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -81,9 +82,16 @@ def gemini_env(model: MockModel, home: Path) -> dict[str, str]:
     }
 
 
-def run_gemini(project: Project, prompt: str, home: Path, prepared: bool = False) -> list[Any]:
+def run_gemini(
+    project: Project,
+    prompt: str,
+    home: Path,
+    prepared: bool = False,
+    with_reliora: bool = True,
+    stderr: list[str] | None = None,
+) -> list[Any]:
     """Run `gemini -p PROMPT` to its end; return the bodies of the conversation's turns
-    (``prepared``: the HOME's settings are made already)."""
+    (``prepared``: the HOME's settings are made already; ``stderr`` collects what it says)."""
     binary = find_binary("gemini")
     if not prepared:
         gemini_home(home, project.root)
@@ -93,7 +101,7 @@ def run_gemini(project: Project, prompt: str, home: Path, prepared: bool = False
             done = subprocess.run(
                 command,
                 cwd=project.root,
-                env=gemini_env(model, home),
+                env=gemini_env(model, home, with_reliora),
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
@@ -105,6 +113,8 @@ def run_gemini(project: Project, prompt: str, home: Path, prepared: bool = False
         requests = model.requests
         assert model.errors == []
     assert done.returncode == 0, done.stderr + done.stdout
+    if stderr is not None:
+        stderr.append(done.stderr)
     result = json.loads(done.stdout)
     assert result.get("response") == gemini_api.FINAL_TEXT, done.stdout
     assert [request.path for request in requests if not request.routed] == []
@@ -174,4 +184,19 @@ def test_a_personal_install_alone_brings_the_lesson_and_the_tools(
     assert set(gemini_api.offered_tools(first)) >= MCP_TOOLS
     assert "Lessons from past work (Reliora)" in gemini_api.request_text(first)
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_a_clone_without_reliora_shows_no_failed_server(project: Project, tmp_path: Path) -> None:
+    """A contributor without `reliora` (SPEC §14.3): no lesson, and no "MCP issues": the
+    server answers the handshake with one tool that says reliora is not installed."""
+    said: list[str] = []
+    prompt = "Invoice totals are off by a cent; fix the rounding of invoice totals"
+    turns = run_gemini(project, prompt, tmp_path / "home", with_reliora=False, stderr=said)
+    offered = [t for t in gemini_api.offered_tools(turns[0]) if "reliora" in t]
+    assert offered and all("not_installed" in t for t in offered), offered
+    assert project.invoice.marker not in gemini_api.request_text(turns[-1])
+    (text,) = said
+    assert "MCP issues" not in text, text
+    # Gemini warns of every project's hooks (with reliora too); nothing says one failed.
+    assert not [line for line in text.splitlines() if "reliora" in line and "fail" in line]
 

@@ -311,17 +311,44 @@ def _find_flat(text: str) -> Found | None:
 # --- MCP servers ------------------------------------------------------------------------------
 
 MCP_NAME = "reliora"
-MCP_SERVER: dict[str, Any] = {"command": "reliora", "args": ["mcp"]}
+#: What the server entry runs: `reliora mcp` where reliora is installed; elsewhere (a
+#: contributor's clone without it) a few lines of POSIX sh that answer the MCP handshake, so
+#: that no client shows a failed server at session start (SPEC.md §14.3). Its one tool,
+#: `not_installed`, says why there are no lessons (Gemini CLI reports a server without tools
+#: as an issue); it echoes each request's id and protocol version.
+MCP_FALLBACK = r"""command -v reliora >/dev/null 2>&1 && exec reliora mcp
+# reliora is not installed here: answer the MCP handshake with one tool that says so.
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n -E 's/.*"id"[[:space:]]*:[[:space:]]*([0-9]+|"[^"]*").*/\1/p')
+  [ -n "$id" ] || continue
+  case $line in
+    *'"initialize"'*)
+      v=$(printf '%s\n' "$line" | sed -n -E 's/.*"protocolVersion"[[:space:]]*:[[:space:]]*"([^"]*)".*/\1/p')
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"%s","capabilities":{"tools":{}},"serverInfo":{"name":"reliora","version":"0"},"instructions":"reliora is not installed on this machine."}}\n' "$id" "${v:-2025-06-18}" ;;
+    *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"not_installed","description":"Reliora is not installed on this machine, so the lessons of this repository are not available here. Nothing to call.","inputSchema":{"type":"object","properties":{}}}]}}\n' "$id" ;;
+    *'"tools/call"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"reliora is not installed on this machine"}],"isError":true}}\n' "$id" ;;
+    *'"ping"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"reliora is not installed"}}\n' "$id" ;;
+  esac
+done
+"""  # noqa: E501
+MCP_SERVER: dict[str, Any] = {"command": "sh", "args": ["-c", MCP_FALLBACK]}
 
 
 def is_our_server(value: Any) -> bool:
+    """Our entry: `sh -c` with the fallback (any version of it), or `reliora mcp` as earlier
+    releases wrote it (kept, and still ours to remove)."""
     if not isinstance(value, dict):
         return False
     command = str(value.get("command", ""))
     args = value.get("args")
-    return (
-        Path(command).name.startswith("reliora") and isinstance(args, list) and args[:1] == ["mcp"]
-    )
+    if not isinstance(args, list):
+        return False
+    if Path(command).name in ("sh", "bash") and len(args) == 2 and args[0] == "-c":
+        return isinstance(args[1], str) and args[1].startswith(
+            "command -v reliora >/dev/null 2>&1 && exec reliora mcp"
+        )
+    return Path(command).name.startswith("reliora") and args[:1] == ["mcp"]
 
 
 def mcp_servers(
