@@ -30,7 +30,6 @@ from reliora_git.operations.agents.clients.base import HookEvent, HookInputError
 
 if TYPE_CHECKING:
     from reliora_git.operations.brief.push import Candidate
-    from reliora_git.storage.store import Store
 
 from reliora_git.records.errors import RelioraError
 
@@ -98,7 +97,7 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
     from reliora_git.storage.store import find_store
 
     try:
-        find_store(cwd=event.cwd)
+        store = find_store(cwd=event.cwd)
     except RelioraError as error:
         if error.code == "no_store" and not wired(places.top):
             return ""  # a user-level hook in a repository without lessons: not even a log line
@@ -134,9 +133,7 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
     from reliora_git.operations.brief import push
     from reliora_git.operations.brief.selection import Situation
     from reliora_git.storage.config import load_config
-    from reliora_git.storage.store import find_store
 
-    store = find_store(cwd=event.cwd)
     settings = load_config(store)
     if not settings.push or settings.agent.strip().lower() == "off":
         return ""
@@ -157,9 +154,9 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
         notice = clone_notice(places) if guarded else ""
         guide = instructions(places.top)
         if notice or guide:
-            rest = _compose_and_record(event, places, store, found, relative)
+            rest = _compose_and_record(event, places, settings.push_session_budget, found, relative)
             return "\n\n".join(part for part in (guide, notice, rest) if part)
-    return _compose_and_record(event, places, store, found, relative)
+    return _compose_and_record(event, places, settings.push_session_budget, found, relative)
 
 
 #: The files a project install puts the hooks in.
@@ -238,16 +235,15 @@ def clone_notice(places: GitPlaces) -> str:
 
 
 def _compose_and_record(
-    event: HookEvent, places: GitPlaces, store: Store, found: list[Candidate], relative: list[str]
+    event: HookEvent, places: GitPlaces, budget: int, found: list[Candidate], relative: list[str]
 ) -> str:
-    """The push of ``found`` for ``event``, composed and recorded in the session's memory."""
+    """The push of ``found`` for ``event``, composed and recorded in the session's memory;
+    ``budget``: the store's ``push_session_budget``."""
     from reliora_git.operations.agents import session
     from reliora_git.operations.brief import push
-    from reliora_git.storage.config import load_config
 
     if not found:
         return ""
-    budget = load_config(store).push_session_budget
     read = relative if event.reads else []
     if places.state is None:  # outside git: no memory, every push stands alone
         return push.compose(found, read=read, limit=budget or None)[1]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reliora_git.gitrepo import git
-from reliora_git.operations.lessons.history import Entry, find
+from reliora_git.operations.lessons.history import Entry, changelog_headings, find
 from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import Store
 
@@ -65,8 +65,6 @@ def lesson_entries(store: Store, since: str | None = None, everything: bool = Fa
     headings: dict[str, str] = {}
     for path in sorted(head_files):
         if patches.CHANGELOG.search(path):
-            from reliora_git.operations.lessons.history import changelog_headings
-
             headings.update(changelog_headings(patches.show_text(root, "HEAD", path)))
     entries = find(
         found, head_files, headings, int(time.time()), recorded_commits(store), everything

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from reliora_git.operations.lessons.history import CAUSE, FAILURE, Entry, is_code
+from reliora_git.operations.lessons.history import CAUSE, FAILURE, Entry, is_code, message_body
 from reliora_git.records.model import Record
 
 MAX_PROBLEMS = 3
@@ -29,7 +29,6 @@ _PREFIX = re.compile(
 _NUMBERS = re.compile(
     r"\s*\((?:#\d+|[\w-]+/[\w-]+#\d+)(?:,\s*#\d+)*\)|\s*:(?:issue|pr):`\d+`|\s+#\d+\b"
 )
-_TRAILER = re.compile(r"^[A-Za-z][\w-]*: \S|^(?:Closes|Fixes|Refs?) #\d", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(])")
 _SOLVING = re.compile(
@@ -59,9 +58,7 @@ def paragraphs(text: str) -> list[str]:
     """A message's paragraphs and bullet items, each on one line: wrapped lines joined (a
     wrapped bullet stays one item), the trailers at its end left out, ``Word: text`` inside
     a paragraph kept as text."""
-    lines = text.rstrip().splitlines()
-    while lines and (_TRAILER.match(lines[-1].strip()) or not lines[-1].strip()):
-        lines.pop()
+    lines = message_body(text).splitlines()
     items: list[str] = []
     current: list[str] = []
 

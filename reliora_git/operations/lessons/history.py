@@ -257,7 +257,7 @@ def units(commits: Sequence[Patched]) -> list[_Unit]:
     # Commits the log gave that no first-parent walk reached (a range cut at --since).
     for commit in commits:
         if commit.sha not in on_chain and commit.sha not in taken and not commit.is_merge:
-            found.append(_Unit(commit, [commit], None, commit.subject))
+            found.append(_unit_of(commit))
     found.sort(key=lambda unit: unit.head.time, reverse=True)
     return found
 
