@@ -28,6 +28,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reliora_git.operations.brief.earning import Holders, earns_line, shown_on_line, telling
 from reliora_git.operations.brief.full import CHARS_PER_TOKEN, check_budget
 from reliora_git.operations.brief.selection import (
     DEFAULT_LIMIT,
@@ -71,14 +72,28 @@ class Candidate:
     lesson: Lesson
     #: About a named or changed file, or the ranking's confidence (None: about a file only).
     confidence: Confidence | None
+    #: It may go in full: a word no other candidate holds, or title words (earning.py).
+    full_earned: bool = True
+    #: A telling word it shares is in its title or tags (earning.py).
+    line_earned: bool = True
     full: str = ""
     line: str = ""
 
     @property
+    def about_files(self) -> bool:
+        return bool(self.lesson.paths)
+
+    @property
     def confident(self) -> bool:
-        return bool(self.lesson.paths) or (
-            self.confidence is not None and self.confidence.confident
+        """In full: about a named or changed file, or a confident match that earns it."""
+        return self.about_files or (
+            self.confidence is not None and self.confidence.confident and self.full_earned
         )
+
+    @property
+    def earns_entry(self) -> bool:
+        """Any entry at all: about a file, in full, or a line that shows why (earning.py)."""
+        return self.about_files or self.confident or self.line_earned
 
 
 @dataclass
@@ -130,6 +145,7 @@ class Push:
 
 def _reason_json(candidate: Candidate) -> dict[str, Any]:
     reason = candidate.lesson.reason_json()
+    reason["earns"] = {"line": candidate.line_earned, "full": candidate.full_earned}
     if candidate.confidence is not None:
         reason["confidence"] = candidate.confidence.to_json()
     return reason
@@ -161,11 +177,19 @@ def candidates(
     """The files named or changed, and the brief's lessons rendered in both forms."""
     chosen = select(store, situation, index=index, settings=settings)
     position = {hit.doc.id: i for i, hit in enumerate(chosen.hits)}
+    holders = Holders.of(chosen.hits)
     found = []
     for lesson in chosen.lessons:
         at = position.get(lesson.id)
         confidence = judge(chosen.hits, at, chosen.total) if at is not None else None
-        found.append(Candidate(lesson, confidence))
+        found.append(
+            Candidate(
+                lesson,
+                confidence,
+                full_earned=holders.earns_full(lesson.matches),
+                line_earned=earns_line(lesson.matches),
+            )
+        )
     if found:
         add_freshness(store, chosen.index, [c.lesson for c in found])
         for candidate in found:
@@ -221,6 +245,8 @@ def compose(
     entries: list[Entry] = []
     fulls = 0
     for candidate in found:
+        if not candidate.earns_entry:
+            continue
         lesson = candidate.lesson
         before = pushed.get(lesson.id)
         if before == "full":
@@ -300,7 +326,11 @@ def _why(lesson: Lesson, words: int = WORDS_SHOWN, capital: bool = True) -> str:
         more = f" and {len(lesson.paths) - 2} more" if len(lesson.paths) > 2 else ""
         text = f"about {shown}{more}"
     else:
-        text = "shares " + ", ".join(m.word for m in lesson.matches[:words])
+        # The words the entry stands on first (earning.py): those in its title or tags, then
+        # other telling words; never "shares 3, 10" while it shares a real word.
+        on_line = {m.word for m in shown_on_line(lesson.matches)}
+        matches = sorted(lesson.matches, key=lambda m: (m.word not in on_line, not telling(m.word)))
+        text = "shares " + ", ".join(m.word for m in matches[:words])
     return text[0].upper() + text[1:] if capital else text
 
 

@@ -1,0 +1,92 @@
+"""Which entries of a push earn their place (SPEC.md §14.2). Pure: the ranking's matches in.
+
+A push is read on every prompt, so every entry must be worth the agent's attention:
+
+* **No entry on weak words.** A shared word that is a number, a version string or
+  under three letters (``3``, ``10``, ``py``, ``v2``, ``ci``) says nothing about
+  what a lesson is about: a task to "bump the minimum Python to 3.10" shares
+  ``3`` and ``10`` with half of any store. Such words are left out of every test
+  below, so a lesson that shares only them gets no entry.
+* **A line** (``- Title (id): shares w1, w2``) is a pointer the agent may follow:
+  it is pushed only when a word it shares with the task is in its title or tags,
+  where the line shows it — not only somewhere in its body.
+* **In full** only when, besides the ranking's confidence (search/confidence.py),
+  the lesson holds a task word that no other candidate above the floor holds, or
+  at least :data:`TITLE_WORDS_FOR_FULL` telling task words in its title and tags:
+  a tool's name that a dozen lessons share (``pnpm``, ``jest``) says which area a
+  task is in, not which lesson bears on it. (The word of its own alone cut half
+  the right full lessons on bench/brief.py's tasks, which avoid their notes'
+  distinctive words; two title words keep those.)
+
+Lessons chosen because they are about a file named or changed are pointed at by
+the file, not by words, and are not judged here. Chosen by bench/brief.py
+(docs/ranking.md, "The push").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from reliora_git.search.taskrank import TaskHit, WordMatch
+
+#: Fields a line shows of a lesson: a word shared there is one the reader sees.
+LINE_FIELDS = frozenset({"title", "tags"})
+#: Shorter words are not telling (``ci``, ``py``, ``js``, ``db``).
+MIN_LETTERS = 3
+#: Telling task words in a lesson's title and tags that let it go in full without a word of
+#: its own (see above).
+TITLE_WORDS_FOR_FULL = 2
+
+
+def telling(word: str) -> bool:
+    """A shared word an entry may stand on: three letters or more, not a number, not a
+    version string (``v2``, ``3rc1``, ``2b``). A compound (``time out``) is judged whole."""
+    compact = word.replace(" ", "")
+    if len(compact) < MIN_LETTERS:
+        return False
+    letters = sum(c.isalpha() for c in compact)
+    if letters == 0:
+        return False
+    # Versions: a letter or two around digits (v2, 3rc1, 2b, r12), never a word.
+    return not (any(c.isdigit() for c in compact) and letters <= 2)
+
+
+def telling_matches(matches: Iterable[WordMatch]) -> list[WordMatch]:
+    return [m for m in matches if telling(m.word)]
+
+
+def shown_on_line(matches: Sequence[WordMatch]) -> list[WordMatch]:
+    """The telling shared words in the lesson's title or tags."""
+    return [m for m in telling_matches(matches) if LINE_FIELDS.intersection(m.fields)]
+
+
+def earns_line(matches: Sequence[WordMatch]) -> bool:
+    """A telling shared word is in the lesson's title or tags."""
+    return bool(shown_on_line(matches))
+
+
+@dataclass(frozen=True)
+class Holders:
+    """How many candidates above the floor hold each telling task word."""
+
+    counts: dict[str, int]
+
+    @classmethod
+    def of(cls, hits: Sequence[TaskHit]) -> Holders:
+        counts: dict[str, int] = {}
+        for hit in hits:
+            for match in telling_matches(hit.matches):
+                counts[match.word] = counts.get(match.word, 0) + 1
+        return cls(counts)
+
+    def own_words(self, matches: Sequence[WordMatch]) -> list[str]:
+        """The telling words of ``matches`` that no other candidate holds."""
+        return [m.word for m in telling_matches(matches) if self.counts.get(m.word, 0) <= 1]
+
+    def earns_full(self, matches: Sequence[WordMatch]) -> bool:
+        """A word of its own among the candidates, or enough telling words in title and tags
+        (the ranking's confidence is judged apart: search/confidence.py)."""
+        return bool(self.own_words(matches)) or len(shown_on_line(matches)) >= (
+            TITLE_WORDS_FOR_FULL
+        )
