@@ -65,35 +65,60 @@ NEW_TEXT = "A fresh write-up of this lesson, in other words than the original."
 class Evidence:
     """What the duplicate check of one candidate found: similar records and their overlap."""
 
-    #: Record id → (overlap, exact twin) for every moderate or strong result and twin.
-    found: dict[str, tuple[float, bool]]
+    #: Record id → (overlap, exact twin, overlap the other way) for every moderate or strong
+    #: result and twin.
+    found: dict[str, tuple[float, bool, float]]
 
     def flagged(self, record_id: str, threshold: float) -> bool:
         hit = self.found.get(record_id)
-        return hit is not None and (hit[1] or hit[0] >= threshold)
+        return hit is not None and likely(*hit, threshold)
 
     def any_flagged(self, threshold: float) -> bool:
-        return any(exact or overlap >= threshold for overlap, exact in self.found.values())
+        return any(likely(*hit, threshold) for hit in self.found.values())
+
+
+def likely(overlap: float, exact: bool, reverse: float, threshold: float) -> bool:
+    """find_similar's verdict at ``threshold`` (search/duplicates.py)."""
+    from reliora_git.search.duplicates import MUTUAL_MARGIN, MUTUAL_REVERSE
+
+    mutual = overlap >= threshold - MUTUAL_MARGIN and reverse >= MUTUAL_REVERSE
+    return exact or overlap >= threshold or mutual
 
 
 def evidence_of(record: Any, index: Any) -> Evidence:
     """Every similarity find_similar weighs, before its caps (so a threshold can be swept)."""
-    from reliora_git.search.duplicates import duplicate_query, idf_weights, overlap_of
+    from reliora_git.search.duplicates import (
+        MUTUAL_MARGIN,
+        YOUNG_STORE,
+        duplicate_query,
+        idf_weights,
+        overlap_of,
+        reverse_overlap,
+    )
     from reliora_git.search.rank import index_record, score_record
 
     query = duplicate_query(record)
-    found: dict[str, tuple[float, bool]] = {}
+    found: dict[str, tuple[float, bool, float]] = {}
     if query is None:
         return Evidence(found)
     tokens = query.token_texts_tuple
     idf = idf_weights(tokens, index, record.id)
+    candidate = index_record(record)
+    young = index.record_count(record.id) < YOUNG_STORE
+
+    def reverse(doc: Any, overlap: float) -> float:
+        # Only an overlap that the mutual rule may lift needs it (as find_similar does).
+        if not young or overlap < min(THRESHOLDS) - MUTUAL_MARGIN:
+            return 0.0
+        return reverse_overlap(doc, candidate, index)
+
     for hit in index.similar_hits(query, record.id):
-        found[hit.doc.id] = (overlap_of(tokens, set(hit.matched_tokens), idf)[0], False)
-    fingerprint = index_record(record).fingerprint
-    for twin in index.twins(fingerprint, record.id) if fingerprint else []:
+        overlap = overlap_of(tokens, set(hit.matched_tokens), idf)[0]
+        found[hit.doc.id] = (overlap, False, reverse(hit.doc, overlap))
+    for twin in index.twins(candidate.fingerprint, record.id) if candidate.fingerprint else []:
         scored = score_record(twin, query)
         matched = set(scored.matched_tokens) if scored is not None else set()
-        found[twin.id] = (overlap_of(tokens, matched, idf)[0], True)
+        found[twin.id] = (overlap_of(tokens, matched, idf)[0], True, 0.0)
     return Evidence(found)
 
 
@@ -233,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         (
             (overlap, rid, other)
             for rid, e in distinct.items()
-            for other, (overlap, _) in e.found.items()
+            for other, (overlap, _, _) in e.found.items()
         ),
         reverse=True,
     )[:10]

@@ -29,6 +29,7 @@ from reliora_git.search.rank import (
     rank,
     score_record,
 )
+from reliora_git.search.stopwords import STOP_WORDS
 
 #: At most this many likely duplicates, and as many related records after them (§6.1).
 MAX_WARNINGS = 3
@@ -42,11 +43,27 @@ RELATED = "related"
 IDF_PRIOR = 20
 #: ``duplicate_overlap`` when config.toml does not set it.
 DEFAULT_DUPLICATE_OVERLAP = 0.75
+#: In a young store (fewer than YOUNG_STORE records searched), a record whose overlap falls
+#: short of ``duplicate_overlap`` by at most MUTUAL_MARGIN is still a likely duplicate when
+#: it holds at least MUTUAL_REVERSE of the existing record's own duplicate query: each holds
+#: the other's words. A reworded copy loses overlap to its new words ("must", "never",
+#: "timed"), which a young store counts as rare (IDF_PRIOR) where a grown one knows them for
+#: common; two distinct notes of one topic rarely hold each other's (docs/ranking.md). In a
+#: grown store the rule would only add false alarms (2.7% to 4.8% of the TIL corpus' notes).
+YOUNG_STORE = 100
+MUTUAL_MARGIN = 0.10
+MUTUAL_REVERSE = 0.40
+#: An existing record whose own duplicate query has fewer tokens is not judged the other
+#: way: that a new record holds two words of a two-word title says little.
+MUTUAL_MIN_TOKENS = 4
 #: The duplicate query keeps its first this-many content tokens: far more than a real
 #: title, tags and two problems hold, while a record with 10,000 tags would otherwise
 #: make the hook and `check` score 10,000 tokens against every record (minutes).
 MAX_QUERY_TOKENS = 64
 _CONTEXT = FIELDS.index("projectContext")
+_TITLE = FIELDS.index("title")
+_TAGS = FIELDS.index("tags")
+_PROBLEMS = FIELDS.index("problems")
 _APPLICABILITY = FIELDS.index("applicability")
 _LEVEL_ORDER = {"strong": 0, "moderate": 1}
 
@@ -66,6 +83,9 @@ class SimilarityWarning:
     shared_tokens: tuple[str, ...] = ()
     #: Same normalised title, solution and applicability as the candidate.
     exact: bool = False
+    #: The share of this record's own duplicate query the candidate holds, when it decided
+    #: the verdict (an overlap just short of the threshold), else None.
+    reverse_overlap: float | None = None
 
     @property
     def likely(self) -> bool:
@@ -81,6 +101,8 @@ class SimilarityWarning:
             if self.exact
             else [f"overlap {self.overlap:.2f}"]
         )
+        if self.reverse_overlap is not None and not self.exact:
+            parts[0] += f" ({self.reverse_overlap:.2f} the other way)"
         if self.shared_tokens:
             parts.append("shares " + ", ".join(self.shared_tokens))
         return "; ".join(parts)
@@ -110,6 +132,9 @@ class SimilarityWarning:
             "verdict": self.verdict,
             "overlap": round(self.overlap, 4),
             "sharedTokens": list(self.shared_tokens),
+            "reverseOverlap": None
+            if self.reverse_overlap is None
+            else round(self.reverse_overlap, 4),
             "message": self.message,
         }
 
@@ -256,11 +281,16 @@ def find_similar(
         return []
     tokens = [] if query is None else query.token_texts_tuple
     idf = idf_weights(tokens, pool, record.id)
+    young = pool.record_count(record.id) < YOUNG_STORE
     exact = {doc.id for doc in twins}
     warnings = []
     for doc_id, (level, score, doc, matched) in found.items():
         overlap, shared = overlap_of(tokens, set(matched), idf)
         is_likely = doc_id in exact or overlap >= duplicate_overlap
+        reverse = None
+        if young and not is_likely and overlap >= duplicate_overlap - MUTUAL_MARGIN:
+            reverse = reverse_overlap(doc, candidate, pool)
+            is_likely = reverse >= MUTUAL_REVERSE
         warnings.append(
             SimilarityWarning(
                 id=doc_id,
@@ -273,12 +303,30 @@ def find_similar(
                 overlap=overlap,
                 shared_tokens=shared,
                 exact=doc_id in exact,
+                reverse_overlap=reverse,
             )
         )
     warnings.sort(key=lambda w: (not w.likely, _LEVEL_ORDER[w.match_level], -w.score, w.id))
     likely = [w for w in warnings if w.likely][:MAX_WARNINGS]
     related = [w for w in warnings if not w.likely][:MAX_WARNINGS]
     return likely + related
+
+
+def reverse_overlap(existing: IndexedRecord, candidate: IndexedRecord, pool: Pool) -> float:
+    """The §6.1 overlap the other way: the share of ``existing``'s own duplicate query
+    (title, tags, first two problems) that ``candidate`` holds, weighted by idf over the
+    pool without ``existing``."""
+    fields = existing.fields
+    if len(fields) != len(FIELDS):  # a doc without its text (the pool gives text with hits)
+        return 0.0
+    pieces = [fields[_TITLE], fields[_TAGS], *fields[_PROBLEMS].split("\n")[:2]]
+    words = [w for piece in pieces for w in piece.split() if w not in STOP_WORDS]
+    tokens = list(dict.fromkeys(words))[:MAX_QUERY_TOKENS]
+    if len(tokens) < MUTUAL_MIN_TOKENS:
+        return 0.0
+    idf = idf_weights(tokens, pool, existing.id)
+    held = {t for t in tokens if QueryToken.of(t).found_in(candidate.text)}
+    return overlap_of(tokens, held, idf)[0]
 
 
 def _shares_context(a: IndexedRecord, b: IndexedRecord) -> bool:
