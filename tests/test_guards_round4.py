@@ -81,7 +81,7 @@ def test_an_excluded_wrapper_lets_the_guard_save_and_is_never_judged(
             *("--guard", SHA1, "--guard-exclude", WRAPPER, "--block"),
         )
     )
-    (guard,) = front_matter(store, record_id)["guards"]  # type: ignore[misc]
+    (guard,) = front_matter(store, record_id)["guards"]
     assert guard == {"pattern": SHA1, "exclude": [WRAPPER], "severity": "block"}
     assert cli("hooks", "install").returncode == 0
     git(root, "add", ".reliora")
@@ -166,7 +166,7 @@ def test_allow_existing_is_kept_in_the_record_and_check_hook_and_review_agree(
     record_id = saved_id(done)
     assert "guard 1 already matches the code (src/app.py:1)" in done.stderr
     assert "existing: allowed" in done.stderr
-    (guard,) = front_matter(store, record_id)["guards"]  # type: ignore[misc]
+    (guard,) = front_matter(store, record_id)["guards"]
     assert guard["existing"] == "allowed"
     # The hook: the record is fine to commit.
     git(root, "add", ".reliora")
@@ -249,7 +249,7 @@ def test_update_and_json_input_write_existing_allowed(store: Store, cli: Cli) ->
     record_id = answer["id"]
     (note,) = [w for w in answer["warnings"] if w["code"] == "GUARD_MATCHES_EXISTING_CODE"]
     assert note["guard"] == 1 and note["matches"] == [f"{WRAPPER}:4"]
-    (guard,) = front_matter(store, record_id)["guards"]  # type: ignore[misc]
+    (guard,) = front_matter(store, record_id)["guards"]
     assert guard["existing"] == "allowed" and guard["message"] == "call legacy.digest()"
     # update: a new guard that matches nothing carries no acceptance; one that matches does.
     assert cli("update", record_id, "--guard", "never-in-code").returncode == 0
@@ -257,7 +257,7 @@ def test_update_and_json_input_write_existing_allowed(store: Store, cli: Cli) ->
     accepted = cli("update", record_id, "--guard", "^import os", "--allow-existing")
     assert accepted.returncode == 0, accepted.stderr
     guards = front_matter(store, record_id)["guards"]
-    assert [g.get("existing") for g in guards] == ["allowed", None, "allowed"]  # type: ignore[union-attr, attr-defined]
+    assert [g.get("existing") for g in guards] == ["allowed", None, "allowed"]
     shown = cli.json("show", record_id)
     assert [g["existing"] for g in shown["guards"]] == ["allowed", None, "allowed"]
 
