@@ -80,10 +80,12 @@ def judge_existing(
         GuardOf(record.id or "(new)", record.locator, resolved[n - 1], tuple(record.paths))
         for n in fresh
     ]
-    # Refusing needs the first few lines; accepting needs to know every guard that matches.
-    report = working_tree_report(
-        store, guards, limit=None if allow else SHOWN_EXISTING, each_guard=allow
-    )
+    # Refusing needs the first few lines; accepting needs each guard that matches (a few
+    # lines each: `^` matches every line, and the scan stops once every guard has them).
+    if allow:
+        report = working_tree_report(store, guards, each_guard=True, enough=SHOWN_EXISTING)
+    else:
+        report = working_tree_report(store, guards, limit=SHOWN_EXISTING)
     if not report.findings:
         return []
     mask_secrets(report.findings)
