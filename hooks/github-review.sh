@@ -6,12 +6,14 @@
 # file), appends it to the job summary, names it as the step output `review`,
 # prints an annotation per guard finding (code a lesson's guard fires on: a
 # warning, or an error for a `block` guard; docs/record-format.md), an error per
-# guard it brings that already matches head's code, and one when the guards ran
-# out of time (`reliora review --format github`), and exits with
+# guard it brings that already matches head's code (a warning when its record
+# says `existing: allowed`), and one when the guards ran out of time
+# (`reliora review --format github`), and exits with
 # reliora's status, so the job fails after the review is written. It is 1 when
 #   * a `block` guard fires on a line the pull request adds;
 #   * a guard the pull request brings already matches head's code (an error on
-#     its record: once merged it would fire on every commit touching those lines);
+#     its record: once merged it would fire on every commit touching those lines;
+#     not when the record says `existing: allowed`, saved with --allow-existing);
 #   * the guard budget ran out (10 s of CPU, RELIORA_GUARD_BUDGET): a review that
 #     did not run every guard is no pass;
 #   * a record or note holds a secret;

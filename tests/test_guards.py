@@ -70,7 +70,7 @@ def test_a_warn_guard_reports_the_line_and_lets_the_commit_through(hooked: Path,
     done = commit(hooked, "-m", "dates")
     assert done.returncode == 0, done.stderr
     expected = (
-        f"src/dates.js:2: repeats lesson {record_id}: bundle bloat, use date-fns "
+        f"src/dates.js:2: repeats lesson {record_id}: Use date-fns, not moment "
         f"(reliora show {record_id})"
     )
     assert expected in done.stdout + done.stderr
@@ -101,7 +101,7 @@ def test_check_staged_exit_codes_and_json(hooked: Path, cli: Cli) -> None:
         ("a.py", 1, record_id, "block"),
         ("a.py", 3, record_id, "block"),
     ]
-    assert findings[0]["message"] == "bundle bloat, use date-fns"
+    assert findings[0]["message"] == "Use date-fns, not moment"  # the title, not a warning
     assert findings[0]["stale"] is False
 
 
@@ -294,7 +294,14 @@ def test_json_input_and_show(store: Store, cli: Cli) -> None:
     record_id = json.loads(done.stdout)["id"]
     shown = cli.json("show", record_id)
     assert shown["guards"] == [
-        {"pattern": r"log\w*\(.*card", "paths": ["pay/"], "message": "m", "severity": "block"}
+        {
+            "pattern": r"log\w*\(.*card",
+            "paths": ["pay/"],
+            "exclude": [],
+            "message": "m",
+            "severity": "block",
+            "existing": None,
+        }
     ]
     text = cli("show", record_id).stdout
     assert "pay/ (blocks the commit): m" in text
@@ -321,9 +328,9 @@ def test_review_between_two_branches(store: Store, cli: Cli) -> None:
     ]
     markdown = cli("review", "main", "feature").stdout
     assert "### Code that repeats a lesson" in markdown
-    assert f"- `src/a.js:2` repeats `{warn_id}`, warn: bundle bloat, use date\\-fns" in markdown
+    assert f"- `src/a.js:2` repeats `{warn_id}`, warn: Use date\\-fns, not moment" in markdown
     text = cli("review", "main", "feature", "--format", "text").stdout
-    assert f"src/a.js:3: repeats lesson {block_id}: bundle bloat, use date-fns" in text
+    assert f"src/a.js:3: repeats lesson {block_id}: No console.log" in text
     annotations = cli("review", "main", "feature", "--format", "github").stdout.splitlines()
     assert annotations[0].startswith("::warning file=src/a.js,line=2,title=repeats lesson ")
     assert annotations[1].startswith("::error file=src/a.js,line=3,")
@@ -353,7 +360,7 @@ def test_the_action_annotates_guard_findings_and_fails_on_block(
     done = _run_step(root, tmp_path, "main")
     assert done.returncode == 1
     assert done.stdout.startswith(
-        f"::error file=web/x%2Cy.js,line=1,title=repeats lesson {block_id}::bundle bloat"
+        f"::error file=web/x%2Cy.js,line=1,title=repeats lesson {block_id}::Use date-fns"
     )
     assert "Code that repeats a lesson" in (tmp_path / "reliora-review.md").read_text()
 

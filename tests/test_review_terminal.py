@@ -178,8 +178,13 @@ def test_the_review_script_says_and_does_every_reason_it_fails_the_job(
     assert "::error title=guards stopped::" in spent.stdout
     assert (tmp_path / "reliora-review.md").read_text().startswith(COMMENT_MARKER)
 
-    # A lesson the branch brings whose guard matches the code already there.
+    # A lesson the branch brings whose guard matches the code already there, and nobody
+    # accepted that (--allow-existing writes `existing: allowed`: a warning, never a fail).
     lesson(cli, "--guard", "import datetime", "--allow-existing", title="No datetime")
+    for path in store.experiences.glob("no-datetime-*.md"):
+        text = path.read_text(encoding="utf-8")
+        assert "  existing: allowed\n" in text
+        path.write_text(text.replace("  existing: allowed\n", ""), encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "lesson", "--no-verify")
     brought = _run_step(root, tmp_path, "main")

@@ -102,7 +102,9 @@ ABOUT = (
     "each with its freshness from git history ('stale' when the code changed since the "
     "record was written or a path is gone: check the current code before relying on it). "
     "Retired and superseded records are left out unless includeRetired (then 'status' "
-    "and 'supersededBy' say so)."
+    "and 'supersededBy' say so). Records whose guards watch those files are listed too: "
+    "'matchedBy' says why ('paths', 'guard'), 'guards' gives each guard's pattern, "
+    "severity and message: the pre-commit hook checks the lines you add there."
 )
 
 BRIEF = (

@@ -438,7 +438,11 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
             list[dict[str, Any]] | None, Field(description=GUARDS_HELP, examples=[GUARD_EXAMPLE])
         ] = None,
         allowExisting: Annotated[
-            bool, Field(description="Save a guard although it already matches the code.")
+            bool,
+            Field(
+                description="Save a guard although it already matches the code (the record "
+                "keeps existing: allowed; check and review then warn, never fail)."
+            ),
         ] = False,
     ) -> CallToolResult:
         fields = {
@@ -510,7 +514,11 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
             list[dict[str, Any]] | None, Field(description="The guards (replace all; [] drops)")
         ] = None,
         allowExisting: Annotated[
-            bool, Field(description="Save a new guard although it already matches the code.")
+            bool,
+            Field(
+                description="Save a new guard although it already matches the code (the "
+                "record keeps existing: allowed)."
+            ),
         ] = False,
     ) -> CallToolResult:
         fields = {
@@ -660,9 +668,11 @@ def search_tool(
 
 #: The guards argument of ``record`` and ``update`` (SPEC.md §15).
 GUARDS_HELP = (
-    "Guards: objects {pattern, paths, message, severity}. pattern is an RE2 regular "
+    "Guards: objects {pattern, paths, exclude, message, severity}. pattern is an RE2 regular "
     "expression the pre-commit hook and review look for in added lines of code; paths are "
-    "globs (default: the record's paths); severity 'warn' (default) or 'block'."
+    "globs (default: the record's paths); exclude globs take files out (the one module "
+    "that legitimately wraps the call); message is what the developer reads (default: the "
+    "title); severity 'warn' (default) or 'block'."
 )
 GUARD_EXAMPLE = {"pattern": "from ['\"]moment['\"]", "paths": ["src/**/*.ts"], "severity": "warn"}
 
@@ -725,8 +735,11 @@ def update_tool(
     result = updated(store, id_or_prefix, changes, index=index, allow_existing=allow_existing)
     saved = result.record
     reply: dict[str, Any] = {"id": saved.id, "locator": saved.locator, "updated": saved.updated}
-    if result.path_warnings:  # paths the work tree lacks, saved as given
-        reply["warnings"] = [w.to_json() for w in result.path_warnings]
+    # Paths the work tree lacks, saved as given; guards saved although they match the code.
+    warnings = [w.to_json() for w in result.path_warnings]
+    warnings += [w.to_json() for w in result.guard_warnings]
+    if warnings:
+        reply["warnings"] = warnings
     return Reply(reply)
 
 

@@ -412,7 +412,11 @@ def guard_line(guard: dict[str, Any], record_paths: list[str]) -> str:
 
     paths = guard.get("paths") or record_paths
     where = ", ".join(paths) if paths else "every file outside .reliora/"
+    if guard.get("exclude"):
+        where += " except " + ", ".join(guard["exclude"])
     action = "blocks the commit" if guard.get("severity") == "block" else "warns"
+    if guard.get("existing"):
+        action += f"; existing: {guard['existing']}"
     message = f": {guard['message']}" if guard.get("message") else ""
     return f"`{shown_pattern(str(guard.get('pattern', '')), 200)}` in {where} ({action}){message}"
 

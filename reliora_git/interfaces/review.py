@@ -184,7 +184,7 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: b
     invalid = sum(change.invalid for change in review.changes)
     if invalid:
         head.append(f"\n**{invalid} record(s) are invalid**: run `reliora check` on them.")
-    matching = sum(bool(g.matches) for change in review.changes for g in change.guards)
+    matching = sum(g.refused for change in review.changes for g in change.guards)
     if matching:
         head.append(
             f"\n**{matching} guard(s) this change brings already match head's code**: "
@@ -278,7 +278,7 @@ def to_github_annotations(review: Review) -> str:
             if problem is not None:
                 title = f"guard {guard.number} already matches head's code"
                 props = f"file={_property(change.locator)},title={_property(title)}"
-                lines.append(f"::error {props}::{_data(problem.message)}")
+                lines.append(f"::{problem.severity} {props}::{_data(problem.message)}")
     if review.guard_budget is not None:
         summary = review.guard_budget.summary("review")
         lines.append(f"::error title=guards stopped::{_data(summary)}")
@@ -339,6 +339,8 @@ def _md_guard_change(guard: GuardChange) -> str:
     where = ", ".join(md(path, 120) for path in guard.paths[:MAX_ITEMS]) or "every file"
     if len(guard.paths) > MAX_ITEMS:
         where += f" and {len(guard.paths) - MAX_ITEMS} more"
+    if guard.exclude:
+        where += " except " + ", ".join(md(path, 120) for path in guard.exclude[:MAX_ITEMS])
     off = "" if guard.runs else " _(does not run: the record is not active and valid)_"
     line = (
         f"- **guard {guard.number} {md(guard.kind)}, {md(guard.severity)}:** "
@@ -347,11 +349,15 @@ def _md_guard_change(guard: GuardChange) -> str:
     if guard.matches:
         found = ", ".join(_code(f"{f.path}:{f.line}") for f in guard.matches)
         line += f"; **already matches head's code:** {found}{' …' if guard.more else ''}"
+        if guard.existing_allowed:
+            line += " (accepted when saved: `existing: allowed`)"
     return line
 
 
 def _text_guard_change(guard: GuardChange) -> list[str]:
     where = ", ".join(plain(path, 120) for path in guard.paths) or "every file"
+    if guard.exclude:
+        where += " except " + ", ".join(plain(path, 120) for path in guard.exclude)
     off = " (does not run: the record is not active and valid)" if not guard.runs else ""
     lines = [
         f"         guard {guard.number} {guard.kind}, {plain(guard.severity, 40)}: "
@@ -360,7 +366,8 @@ def _text_guard_change(guard: GuardChange) -> list[str]:
     if guard.matches:
         found = ", ".join(plain(f"{f.path}:{f.line}", 200) for f in guard.matches)
         more = " and more" if guard.more else ""
-        lines.append(f"           already matches head's code: {found}{more}")
+        accepted = " (accepted when saved: existing: allowed)" if guard.existing_allowed else ""
+        lines.append(f"           already matches head's code: {found}{more}{accepted}")
     return lines
 
 

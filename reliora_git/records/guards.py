@@ -1,6 +1,7 @@
 """Guards: lessons that check the lines a change adds (SPEC.md §15). Pure: data in, data out.
 
-A guard is ``{pattern, paths, message, severity}`` in a record's front matter.
+A guard is ``{pattern, paths, exclude, message, severity, existing}`` in a record's
+front matter.
 Patterns come from records, and records come from pull requests, so they are
 untrusted: they run on RE2 (google-re2), whose matching is linear in the text
 whatever the pattern, never on Python's backtracking ``re``. RE2 refuses what
@@ -38,7 +39,9 @@ RE2_MAX_MEM = 8 << 20
 MAX_PROGRAM_SIZE = 5_000
 #: A message shown in a finding is cut here (a default taken from a long warning, too).
 MAX_MESSAGE_CHARS = 200
-_KEYS = ("pattern", "paths", "message", "severity")
+_KEYS = ("pattern", "paths", "exclude", "message", "severity", "existing")
+#: The one value of ``existing``: the matches already in the code were accepted at save.
+EXISTING_ALLOWED = "allowed"
 
 __all__ = ["ActiveGuard", "Guard", "compiled", "guard_problems", "parse_guards", "resolve"]
 
@@ -57,6 +60,10 @@ class ActiveGuard(NamedTuple):
     severity: str
     #: Position of the guard in its record (1-based), to name it in reports.
     number: int
+    #: Globs of files it never looks at, whatever ``paths`` says.
+    exclude: tuple[str, ...] = ()
+    #: The record says the matches already in the code were accepted (``existing: allowed``).
+    existing_allowed: bool = False
 
 
 # --- reading the front matter ------------------------------------------------------------------
@@ -92,15 +99,10 @@ def parse_guards(value: Any, line: int | None) -> tuple[list[Guard], list[Proble
         if not isinstance(pattern, str) or not pattern:
             problems.append(Problem("error", f"{where} needs a 'pattern' (text)", line))
             continue
-        paths = item.get("paths")
-        if paths is None:
-            path_list: list[str] = []
-        elif isinstance(paths, str):
-            path_list = [paths]
-        elif isinstance(paths, list) and all(isinstance(p, str) for p in paths):
-            path_list = [p.strip() for p in paths if p.strip()]
-        else:
-            problems.append(Problem("error", f"{where}: 'paths' must be a list of globs", line))
+        paths, exclude = _globs(item.get("paths")), _globs(item.get("exclude"))
+        if paths is None or exclude is None:
+            name = "paths" if paths is None else "exclude"
+            problems.append(Problem("error", f"{where}: '{name}' must be a list of globs", line))
             continue
         message = item.get("message")
         if message is not None and not isinstance(message, str):
@@ -109,8 +111,33 @@ def parse_guards(value: Any, line: int | None) -> tuple[list[Guard], list[Proble
         severity = item.get("severity", "warn")
         if not isinstance(severity, str):
             severity = repr(severity)
-        guards.append(Guard(pattern, tuple(path_list), (message or "").strip(), severity.strip()))
+        existing = item.get("existing")
+        if existing is None:
+            existing = ""
+        elif not isinstance(existing, str):
+            existing = repr(existing)
+        guards.append(
+            Guard(
+                pattern,
+                paths,
+                (message or "").strip(),
+                severity.strip(),
+                exclude,
+                existing.strip(),
+            )
+        )
     return guards, problems
+
+
+def _globs(value: Any) -> tuple[str, ...] | None:
+    """A ``paths`` or ``exclude`` value as globs (one text or a list), None when neither."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(p, str) for p in value):
+        return tuple(p.strip() for p in value if p.strip())
+    return None
 
 
 # --- validation --------------------------------------------------------------------------------
@@ -139,18 +166,21 @@ def guard_errors(guard: Guard) -> list[str]:
     reasons: list[str] = []
     if guard.severity not in SEVERITIES:
         reasons.append(f"severity {guard.severity!r} must be one of {', '.join(SEVERITIES)}")
+    if guard.existing and guard.existing != EXISTING_ALLOWED:
+        reasons.append(f"existing {guard.existing!r} must be {EXISTING_ALLOWED!r} (or left out)")
     if len(guard.pattern) > MAX_PATTERN_CHARS:
         reasons.append(f"the pattern is longer than {MAX_PATTERN_CHARS} characters")
     else:
         refused = compile_error(guard.pattern)
         if refused:
             reasons.append(refused)
-    if len(guard.paths) > MAX_PATHS:
-        reasons.append(f"more than {MAX_PATHS} paths")
-    for glob in guard.paths[:MAX_PATHS]:
-        refused = glob_error(glob)
-        if refused:
-            reasons.append(f"paths names {shown_pattern(glob)!r}, which {refused}")
+    for name, globs in (("paths", guard.paths), ("exclude", guard.exclude)):
+        if len(globs) > MAX_PATHS:
+            reasons.append(f"more than {MAX_PATHS} {name}")
+        for glob in globs[:MAX_PATHS]:
+            refused = glob_error(glob)
+            if refused:
+                reasons.append(f"{name} names {shown_pattern(glob)!r}, which {refused}")
     return reasons
 
 
@@ -188,9 +218,12 @@ def glob_error(glob: str) -> str | None:
 
 
 def default_message(record: Record) -> str:
-    """A guard's message when it gives none: the record's first warning, else its title."""
-    text = record.warnings[0] if record.warnings else record.title
-    return short_message(text)
+    """A guard's message when it gives none: the record's title (SPEC.md §15).
+
+    Not its first warning: a record's warnings are about the lesson at large, and a guard
+    about sleeping must not tell the developer something about library versions.
+    """
+    return short_message(record.title)
 
 
 def short_message(text: str) -> str:
@@ -209,7 +242,18 @@ def resolve(record: Record, guards: Iterable[Guard]) -> tuple[ActiveGuard, ...]:
         else:
             scope, paths = "all", ()
         message = short_message(guard.message) if guard.message else default_message(record)
-        found.append(ActiveGuard(guard.pattern, scope, paths, message, guard.severity, number))
+        found.append(
+            ActiveGuard(
+                guard.pattern,
+                scope,
+                paths,
+                message,
+                guard.severity,
+                number,
+                guard.exclude,
+                guard.existing_allowed,
+            )
+        )
     return tuple(found)
 
 
@@ -335,12 +379,20 @@ def _glob_regex(glob: str) -> Any:
 
 
 def path_applies(guard: ActiveGuard, path: str) -> bool:
-    """Whether ``guard`` looks at ``path`` (from the top of the work tree)."""
+    """Whether ``guard`` looks at ``path`` (from the top of the work tree): within its
+    paths and not excluded."""
+    if guard.exclude and globs_match(guard.exclude, path):
+        return False
     if guard.scope == "all":
         return True
     if guard.scope == "record":
         return any(path == p or (p.endswith("/") and path.startswith(p)) for p in guard.paths)
-    for glob in guard.paths:
+    return globs_match(guard.paths, path)
+
+
+def globs_match(globs: Iterable[str], path: str) -> bool:
+    """Whether one of ``globs`` matches ``path`` (RE2: globs are untrusted, as patterns are)."""
+    for glob in globs:
         regex = _glob_regex(glob)
         if regex is not None and regex.fullmatch(path) is not None:
             return True

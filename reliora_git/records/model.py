@@ -30,13 +30,24 @@ class Guard:
     paths: tuple[str, ...] = ()
     message: str = ""
     severity: str = "warn"
+    #: Globs of files it never looks at (the one module that legitimately wraps the call).
+    exclude: tuple[str, ...] = ()
+    #: ``allowed``: the person accepted the matches already in the code when saving it
+    #: (``--allow-existing``); '' otherwise.
+    existing: str = ""
+
+    @property
+    def existing_allowed(self) -> bool:
+        return self.existing == "allowed"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "pattern": self.pattern,
             "paths": list(self.paths),
+            "exclude": list(self.exclude),
             "message": self.message,
             "severity": self.severity,
+            "existing": self.existing or None,
         }
 
     def to_yaml(self) -> dict[str, Any]:
@@ -44,9 +55,13 @@ class Guard:
         data: dict[str, Any] = {"pattern": self.pattern}
         if self.paths:
             data["paths"] = list(self.paths)
+        if self.exclude:
+            data["exclude"] = list(self.exclude)
         if self.message:
             data["message"] = self.message
         data["severity"] = self.severity
+        if self.existing:
+            data["existing"] = self.existing
         return data
 
 

@@ -1,13 +1,17 @@
-"""``reliora guard test``; the ``--guard`` flags of ``record`` and ``update`` (SPEC §15)."""
+"""``reliora guard list`` and ``guard test``; the ``--guard`` flags of ``record`` and ``update``
+(SPEC §15)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from reliora_git.interfaces.commands.common import JsonFlag, RepoOption, reporting
 from reliora_git.records.model import Guard
+
+if TYPE_CHECKING:
+    from reliora_git.operations.guards.nouns import GuardOf
 
 GuardOption = Annotated[
     list[str] | None,
@@ -27,29 +31,58 @@ GuardPathOption = Annotated[
         "record's paths, else every file outside .reliora/).",
     ),
 ]
+GuardExcludeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--guard-exclude",
+        metavar="GLOB",
+        help="Files the --guard patterns never look at, e.g. the one module that wraps the "
+        "call: 'src/crypto/legacy.py' (repeatable).",
+    ),
+]
+GuardMessageOption = Annotated[
+    str | None,
+    typer.Option(
+        "--guard-message",
+        metavar="TEXT",
+        help="What a developer reads when a --guard fires (default: the record's title).",
+    ),
+]
 BlockFlag = Annotated[
     bool, typer.Option("--block", help="The --guard patterns stop the commit (default: warn).")
 ]
 AllowExistingFlag = Annotated[
     bool,
     typer.Option(
-        "--allow-existing", help="Save a --guard although it already matches the working tree."
+        "--allow-existing",
+        help="Save a --guard although it already matches the working tree: the record says "
+        "so (existing: allowed), and check and review warn instead of failing.",
     ),
 ]
 
 
 def guards_from_flags(
-    patterns: list[str] | None, paths: list[str] | None, block: bool
+    patterns: list[str] | None,
+    paths: list[str] | None,
+    block: bool,
+    exclude: list[str] | None = None,
+    message: str | None = None,
 ) -> list[Guard]:
-    """The guards ``--guard``/``--guard-path``/``--block`` ask for (the paths are every one's)."""
+    """The guards ``--guard`` and its flags ask for (paths, exclusions and message are every
+    one's)."""
     from reliora_git.records.errors import RelioraError
 
     if not patterns:
-        if paths or block:
-            raise RelioraError("--guard-path and --block need a --guard", code="invalid_option")
+        if paths or block or exclude or message is not None:
+            raise RelioraError(
+                "--guard-path, --guard-exclude, --guard-message and --block need a --guard",
+                code="invalid_option",
+            )
         return []
     severity = "block" if block else "warn"
-    return [Guard(pattern, tuple(paths or ()), "", severity) for pattern in patterns]
+    text = (message or "").strip()
+    globs, excluded = tuple(paths or ()), tuple(exclude or ())
+    return [Guard(pattern, globs, text, severity, excluded) for pattern in patterns]
 
 
 guard_app = typer.Typer(
@@ -60,6 +93,61 @@ guard_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+
+
+@guard_app.command("list")
+def guard_list(repo: RepoOption = None, json_output: JsonFlag = False) -> None:
+    """List every active guard: its pattern, files, severity, message and lesson.
+
+    The paths a guard looks at are its own globs, else its lesson's paths, else
+    every file outside .reliora/; files matching its exclude globs are left out.
+    Guards of retired and superseded lessons are off and not listed. `existing:
+    allowed` marks a guard saved with --allow-existing (the code already held
+    matches). Exit 0, also when there is no guard.
+
+    \b
+    Examples:
+      reliora guard list
+      reliora guard list --json
+    """
+    from reliora_git.interfaces.output import Printer, print_json
+    from reliora_git.operations.guards.listing import list_guards
+    from reliora_git.storage.store import find_store
+
+    with reporting(json_output):
+        found = list_guards(find_store(repo))
+        if json_output:
+            print_json(found.to_json())
+            return
+        printer = Printer()
+        for g in found.guards:
+            for line in _guard_lines(g):
+                printer.line(line)
+        count = len(found.guards)
+        printer.line(
+            f"{count} active guard{'s' * (count != 1)} in {found.records} "
+            f"lesson{'s' * (found.records != 1)}"
+        )
+
+
+def _guard_lines(g: GuardOf) -> list[str]:
+    """A guard as ``guard list`` prints it: a head line, then what it looks at and says."""
+    from reliora_git.interfaces.output import one_line
+    from reliora_git.operations.guards.listing import SCOPES
+    from reliora_git.records.guards import MAX_PATTERN_CHARS, shown_pattern
+
+    guard = g.guard
+    accepted = "  [existing: allowed]" if guard.existing_allowed else ""
+    where = ", ".join(one_line(p) for p in guard.paths)
+    lines = [
+        f"{g.record_id}  guard {guard.number}  {guard.severity}{accepted}",
+        f"    pattern: {shown_pattern(guard.pattern, MAX_PATTERN_CHARS)}",
+        f"    paths: {SCOPES[guard.scope]}" + (f": {where}" if where else ""),
+    ]
+    if guard.exclude:
+        lines.append(f"    exclude: {', '.join(one_line(p) for p in guard.exclude)}")
+    lines.append(f"    message: {one_line(guard.message)}")
+    return lines
 
 
 @guard_app.command("test")

@@ -13,6 +13,8 @@ from reliora_git.interfaces.commands.common import RepoOption, reporting
 from reliora_git.interfaces.commands.guard import (
     AllowExistingFlag,
     BlockFlag,
+    GuardExcludeOption,
+    GuardMessageOption,
     GuardOption,
     GuardPathOption,
     guards_from_flags,
@@ -58,6 +60,8 @@ def update(
     ] = None,
     guard: GuardOption = None,
     guard_path: GuardPathOption = None,
+    guard_exclude: GuardExcludeOption = None,
+    guard_message: GuardMessageOption = None,
     block: BlockFlag = False,
     allow_existing: AllowExistingFlag = False,
     repo: RepoOption = None,
@@ -103,7 +107,7 @@ def update(
         ):
             if items:
                 changes.append[name] = [*changes.append.get(name, []), *items]
-        added_guards = guards_from_flags(guard, guard_path, block)
+        added_guards = guards_from_flags(guard, guard_path, block, guard_exclude, guard_message)
         if added_guards:  # --guard appends (a JSON "guards" list replaces them all)
             had = changes.append.get("guards", [])
             changes.append["guards"] = [*had, *added_guards]  # type: ignore[list-item]
@@ -111,9 +115,12 @@ def update(
         result = updated(store, record_id, changes, allow_existing=allow_existing)
         saved = result.record
         wrote(f"updated {saved.id} in {saved.locator}")
-        for warning in result.path_warnings:  # stderr: a --json document stays one document
-            Printer().warn(warning.message)
+        messages = [w.message for w in result.path_warnings]
+        messages += [w.message for w in result.guard_warnings]
+        for message in messages:  # stderr: a --json document stays one document
+            Printer().warn(message)
         warnings = [w.to_json() for w in result.path_warnings]
+        warnings += [w.to_json() for w in result.guard_warnings]
         _report(saved.id, saved.locator, saved.updated, "updated", as_json, warnings)
 
 
@@ -382,10 +389,11 @@ def about(
 ) -> None:
     """List the records about these files or folders.
 
-    Those whose `paths` name them, newest first. Read them before editing the
-    code: stale ones (the code changed since) are marked. Retired and
-    superseded records are left out unless --include-retired (then marked
-    `retired` or `superseded by ID`).
+    Those whose `paths` name them, and those whose guards watch them (marked
+    `guard: PATTERN`: the pre-commit hook checks the lines added there),
+    newest first. Read them before editing the code: stale ones (the code
+    changed since) are marked. Retired and superseded records are left out
+    unless --include-retired (then marked `retired` or `superseded by ID`).
 
     \b
     Example:
@@ -407,9 +415,22 @@ def about(
             marks = [lifecycle_mark(data), "stale" if fresh.state == "stale" else None]
             mark = "".join(f"  [{one_line(m)}]" for m in marks if m)
             printer.line(f"{data['id']}  {one_line(data['title'])}{mark}")
-            printer.line(f"    about: {', '.join(one_line(p) for p in data.get('paths') or [])}")
+            if "paths" in found.matched_by(data):
+                own = data.get("paths") or []
+                printer.line(f"    about: {', '.join(one_line(p) for p in own)}")
+            for guard in found.guards.get(data["id"], []):  # why a guard-only lesson is here
+                printer.line(f"    guard: {_shown_guard(guard)}")
             if fresh.line():
                 printer.line(f"    {one_line(fresh.line() or '')}")
+
+
+def _shown_guard(guard: dict[str, Any]) -> str:
+    """A guard that watches the files asked about: its pattern, severity and files."""
+    from reliora_git.interfaces.output import one_line
+    from reliora_git.records.guards import shown_pattern
+
+    watches = ", ".join(one_line(p) for p in guard["watches"])
+    return f"{shown_pattern(guard['pattern'])} ({guard['severity']}; watches {watches})"
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,8 @@ from reliora_git.interfaces.commands.common import AllFlag, RepoOption, reportin
 from reliora_git.interfaces.commands.guard import (
     AllowExistingFlag,
     BlockFlag,
+    GuardExcludeOption,
+    GuardMessageOption,
     GuardOption,
     GuardPathOption,
     guards_from_flags,
@@ -114,6 +116,8 @@ def record(
     stage: Annotated[bool, typer.Option("--stage", help="`git add` the new file.")] = False,
     guard: GuardOption = None,
     guard_path: GuardPathOption = None,
+    guard_exclude: GuardExcludeOption = None,
+    guard_message: GuardMessageOption = None,
     block: BlockFlag = False,
     allow_existing: AllowExistingFlag = False,
     repo: RepoOption = None,
@@ -146,6 +150,9 @@ def record(
       echo '{"title": "…", "task": "…", "solution": "…"}' | reliora record --json -
       reliora record --title "Use date-fns, not moment" --solution "…" --task "…" \\
         --guard "from 'moment'" --guard-path "src/**/*.ts" --block
+      reliora record --title "SHA-1 only through legacy_digest()" --solution "…" --task "…" \\
+        --guard 'hashlib[.]sha1[(]' --guard-exclude src/crypto/legacy.py \\
+        --guard-message "use legacy_digest(), not hashlib.sha1"
       reliora record --from-commit a1b2c3d --json   # a draft to complete, then --json -
     """
     # Imported here: the CLI imports every command's module, and the other commands
@@ -212,7 +219,8 @@ def record(
         if new is not flags and from_commit is None:
             new.supersedes = [*new.supersedes, *(supersedes or [])]
             new.paths = [*new.paths, *(path or [])]
-        new.guards = [*new.guards, *guards_from_flags(guard, guard_path, block)]
+        flagged = guards_from_flags(guard, guard_path, block, guard_exclude, guard_message)
+        new.guards = [*new.guards, *flagged]
         if paths_from_staged:
             from reliora_git.operations.freshness import staged_code_paths
 
@@ -230,6 +238,8 @@ def record(
             draft.unlink()
         for path_warning in saved.path_warnings:  # stderr: the --json document stays one
             Printer().warn(path_warning.message)
+        for guard_warning in saved.guard_warnings:
+            Printer().warn(guard_warning.message)
         if as_json:
             print_json(
                 {

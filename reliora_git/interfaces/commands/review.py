@@ -72,7 +72,8 @@ def review(
 
     Exit status 1 when a `block` guard fires on the lines head adds, when a
     guard the change brings already matches head's code (an error on its
-    record), when the guards run out of their time (10 s of CPU;
+    record; a warning when the record says `existing: allowed`, as
+    --allow-existing saves it), when the guards run out of their time (10 s of CPU;
     RELIORA_GUARD_BUDGET sets it), when a record or note holds a secret, or
     when a store folder is a link; else 0 (an invalid record too: gate on
     `reliora check`).

@@ -5,7 +5,9 @@ A guard that a pull request adds runs on every commit once it is merged: a
 change brings (its pattern, the files it looks at, its severity) and runs it
 over every file of head: a guard that already matches head's code is an error
 on its record, as ``record`` refuses it at save (a guard describes a mistake the
-code does not contain), and ``review`` exits 1.
+code does not contain), and ``review`` exits 1. One whose record says
+``existing: allowed`` (saved with ``--allow-existing``) was accepted as it is: a
+warning, as ``check`` gives for it, never an invalid record.
 """
 
 from __future__ import annotations
@@ -49,6 +51,15 @@ class GuardChange:
     matches: list[GuardFinding] = field(default_factory=list)
     #: It matches more lines than ``matches`` names.
     more: bool = False
+    #: Globs of files it never looks at.
+    exclude: list[str] = field(default_factory=list)
+    #: Its record says the matches already in the code were accepted (``existing: allowed``).
+    existing_allowed: bool = False
+
+    @property
+    def refused(self) -> bool:
+        """It matches head's code and nobody accepted that: ``review`` fails."""
+        return bool(self.matches) and not self.existing_allowed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,19 +68,29 @@ class GuardChange:
             "change": self.kind,
             "pattern": self.pattern,
             "paths": self.paths,
+            "exclude": self.exclude,
             "severity": self.severity,
             "message": self.message,
+            "existing": "allowed" if self.existing_allowed else None,
             "runs": self.runs,
             "matchesHead": [{"path": f.path, "line": f.line, "text": f.text} for f in self.matches],
             "moreMatches": self.more,
         }
 
     def problem(self) -> Problem | None:
-        """An error on the record when the guard already matches head's code."""
+        """An error on the record when the guard already matches head's code (a warning
+        when its record accepted that: ``existing: allowed``)."""
         if not self.matches:
             return None
         where = ", ".join(f"{f.path}:{f.line}" for f in self.matches)
         more = " and more" if self.more else ""
+        if self.existing_allowed:
+            return Problem(
+                "warning",
+                f"guard {self.number} (`{shown_pattern(self.pattern)}`) matches head's code "
+                f"({where}{more}): matches accepted when it was saved (existing: allowed); "
+                "it fires when those lines are touched",
+            )
         return Problem(
             "error",
             f"guard {self.number} (`{shown_pattern(self.pattern)}`) already matches head's "
@@ -132,6 +153,8 @@ def _brought(locator: str, record: Record, before: Record | None) -> list[GuardC
                 guard.severity,
                 guard.message,
                 runs=False,
+                exclude=list(guard.exclude),
+                existing_allowed=guard.existing_allowed,
             )
         )
     return found
@@ -139,7 +162,7 @@ def _brought(locator: str, record: Record, before: Record | None) -> list[GuardC
 
 def _meaning(guard: ActiveGuard) -> tuple[Any, ...]:
     """What decides where a guard fires and what it does (not its message)."""
-    return (guard.pattern, guard.scope, guard.paths, guard.severity)
+    return (guard.pattern, guard.scope, guard.paths, guard.exclude, guard.severity)
 
 
 def _match_head(

@@ -25,7 +25,6 @@ from reliora_git.storage.store import STORE_DIR, Store
 if TYPE_CHECKING:
     from reliora_git.gitrepo.diff import AddedLines, ChangeLines
     from reliora_git.operations.freshness import Judged
-    from reliora_git.records.model import Guard, Record
     from reliora_git.storage.index import StoreIndex
 
 #: Files larger than this are not judged (generated or vendored code, data).
@@ -148,10 +147,10 @@ def _hits(
 
 def _applicable(guards: Sequence[GuardOf], path: str) -> list[GuardOf]:
     """The guards that look at ``path``: each distinct set of paths is judged once."""
-    judged: dict[tuple[str, tuple[str, ...]], bool] = {}
+    judged: dict[tuple[str, tuple[str, ...], tuple[str, ...]], bool] = {}
     found = []
     for g in guards:
-        key = (g.guard.scope, g.guard.paths)
+        key = (g.guard.scope, g.guard.paths, g.guard.exclude)
         applies = judged.get(key)
         if applies is None:
             applies = judged[key] = path_applies(g.guard, path)
@@ -295,21 +294,53 @@ def _report_of(guards: Sequence[GuardOf], change: ChangeLines, meter: Meter) -> 
 
 
 def working_tree_report(
-    store: Store, guards: Sequence[GuardOf], limit: int | None = None
+    store: Store,
+    guards: Sequence[GuardOf],
+    limit: int | None = None,
+    *,
+    each_guard: bool = False,
+    enough: int | None = None,
 ) -> GuardReport:
-    """The guards over every line of the files of the working tree (stops at ``limit``)."""
+    """The guards over every line of the files of the working tree (stops at ``limit``).
+
+    ``each_guard`` and ``enough``: one finding per line and guard, at most ``enough`` a
+    guard, stopping once every guard has them (as :func:`tree_report`).
+    """
     report = GuardReport(guards=len(guards))
     if not guards:
         return report
     where = top_of(store)
     top, prefix = where if where is not None else (store.root, "")
     wanted = wanted_by(guards, store_folder(prefix))
+    keep = _Keeper(guards, each_guard, enough)
     for path, data in _work_tree_files(top, where is not None, wanted, report):
-        report.findings.extend(findings_in_text(guards, path, data))
+        if keep.add(report.findings, findings_in_text(guards, path, data, each_guard=each_guard)):
+            break
         if limit is not None and len(report.findings) >= limit:
             del report.findings[limit:]
             break
     return report
+
+
+class _Keeper:
+    """Keeps at most ``enough`` findings a guard (or record); says when all have them."""
+
+    def __init__(self, guards: Sequence[GuardOf], each_guard: bool, enough: int | None) -> None:
+        self.each_guard, self.enough = each_guard, enough
+        self.keys = len({(g.record_id, g.guard.number if each_guard else 0) for g in guards})
+        self.kept: dict[tuple[str, int], int] = {}
+
+    def add(self, into: list[GuardFinding], found: Sequence[GuardFinding]) -> bool:
+        """Add what ``found`` may add to ``into``; whether every guard has enough now."""
+        if self.enough is None:
+            into.extend(found)
+            return False
+        for finding in found:  # `^` matches every line of every file: keep a few
+            key = (finding.record_id, finding.number if self.each_guard else 0)
+            if self.kept.get(key, 0) < self.enough:
+                self.kept[key] = self.kept.get(key, 0) + 1
+                into.append(finding)
+        return len(self.kept) == self.keys and min(self.kept.values()) >= self.enough
 
 
 def tree_report(
@@ -341,23 +372,14 @@ def tree_report(
     ]
     blobs = git.read_blobs(top, [e.blob for e in entries], MAX_GUARDED_BYTES)
     meter = meter or Meter()
-    kept: dict[tuple[str, int], int] = {}
-    keys = len({(g.record_id, g.guard.number if each_guard else 0) for g in guards})
+    keep = _Keeper(guards, each_guard, enough)
     for entry in entries:
         blob = blobs[entry.blob]
         if blob.data is None:
             report.skipped.append((entry.path, f"larger than {MAX_GUARDED_BYTES // 1024} KiB"))
         elif b"\0" not in blob.data[:_BINARY_PROBE]:
             found = findings_in_text(guards, entry.path, blob.data, meter, each_guard)
-            if enough is None:
-                report.findings.extend(found)
-                continue
-            for finding in found:  # `^` matches every line of every file: keep a few
-                key = (finding.record_id, finding.number if each_guard else 0)
-                if kept.get(key, 0) < enough:
-                    kept[key] = kept.get(key, 0) + 1
-                    report.findings.append(finding)
-            if len(kept) == keys and min(kept.values()) >= enough:
+            if keep.add(report.findings, found):
                 break
     report.files = len(entries) - len(report.skipped)
     report.budget = note_of(meter, guards, report.files)
@@ -417,43 +439,6 @@ def refuse_unknown(ids: Sequence[str], guards: Sequence[GuardOf]) -> None:
         raise RelioraError(f"no guard in record(s): {', '.join(missing)}", code="usage")
 
 
-#: How many of the lines a new guard already matches are named when it is refused.
-SHOWN_EXISTING = 5
-
-
-def refuse_existing(store: Store, record: Record, before: Sequence[Guard] = ()) -> None:
-    """Refuse guards (new ones: not in ``before``) that already match the working tree.
-
-    A new guard describes a mistake the code does not contain yet (SPEC.md §15); one
-    that matches today would fire on every commit touching those lines. The first
-    matches are named; ``--allow-existing`` skips this.
-    """
-    from reliora_git.records.guards import resolve
-
-    fresh = [n for n, g in enumerate(record.guards, start=1) if g not in before]
-    if not fresh:
-        return
-    resolved = resolve(record, record.guards)
-    guards = [
-        GuardOf(record.id or "(new)", record.locator, resolved[n - 1], tuple(record.paths))
-        for n in fresh
-    ]
-    report = working_tree_report(store, guards, limit=SHOWN_EXISTING)
-    if not report.findings:
-        return
-    mask_secrets(report.findings)
-    numbers = sorted({g.guard.number for g in guards})
-    shown = "; ".join(f"{escape_invisible(f.path)}:{f.line}: {f.text}" for f in report.findings)
-    more = " (and maybe more)" if len(report.findings) >= SHOWN_EXISTING else ""
-    which = "guard {} already matches" if len(numbers) == 1 else "guards {} already match"
-    raise RelioraError(
-        f"{which.format(', '.join(map(str, numbers)))} the code: {shown}{more}. "
-        "A guard describes a mistake the code does not contain; change the pattern or its "
-        "paths, or save it anyway with --allow-existing",
-        code="guard_matches",
-    )
-
-
 def add_head_warnings(store: Store, index: StoreIndex, report: Any) -> None:
     """``check``: a warning on each active record whose guard matches HEAD's code already.
 
@@ -474,13 +459,21 @@ def add_head_warnings(store: Store, index: StoreIndex, report: Any) -> None:
     for finding in head.findings:
         by_record.setdefault(finding.record_id, []).append(finding)
     locators = {g.record_id: g.locator for g in guards}
+    allowed = {(g.record_id, g.guard.number) for g in guards if g.guard.existing_allowed}
     problems: dict[str, list[Problem]] = {}
     for record_id, findings in by_record.items():
         first = findings[0]
         more = f" and {len(findings) - 1} more line(s)" if len(findings) > 1 else ""
+        # The same words as review's warning for a guard saved with --allow-existing.
+        accepted = all((record_id, f.number) in allowed for f in findings)
+        why = (
+            "matches accepted when it was saved (existing: allowed)"
+            if accepted
+            else "the code repeats the lesson"
+        )
         message = (
             f"a guard matches HEAD's code already ({escape_invisible(first.path)}:{first.line}"
-            f"{more}): the code repeats the lesson; `reliora guard test {record_id}` lists them"
+            f"{more}): {why}; `reliora guard test {record_id}` lists them"
         )
         problems[locators[record_id]] = [Problem("warning", message)]
     note = head.budget

@@ -8,7 +8,7 @@ the store makes it, :func:`lifecycle_mark` the word people see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reliora_git.operations.freshness import freshness
@@ -28,6 +28,20 @@ class About:
     #: is what the store makes of them ("superseded" whatever the file says), and
     #: ``supersededBy`` names the active records that replace them.
     records: list[tuple[dict[str, Any], Freshness]]
+    #: By record id: its active guards that look at the paths (operations/guards/listing.py),
+    #: a reason to list a record whose own ``paths`` do not name them (SPEC.md §15).
+    guards: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def matched_by(self, data: dict[str, Any]) -> list[str]:
+        """Why a record is listed: ``paths`` (its own paths name the files), ``guard``."""
+        why = ["paths"] if self._by_paths(data) else []
+        return why + (["guard"] if data["id"] in self.guards else [])
+
+    def _by_paths(self, data: dict[str, Any]) -> bool:
+        from reliora_git.operations.freshness import paths_match
+
+        own = data.get("paths") or []
+        return any(paths_match(p, w) for p in own for w in self.paths)
 
     def to_json(self) -> dict[str, Any]:
         """The ``about --json`` document (and the MCP tool's)."""
@@ -42,6 +56,8 @@ class About:
                     "status": data.get("status"),
                     "supersededBy": data.get("supersededBy") or [],
                     "paths": data.get("paths") or [],
+                    "matchedBy": self.matched_by(data),
+                    "guards": self.guards.get(data["id"], []),
                     "freshness": fresh.to_json(),
                 }
                 for data, fresh in self.records
@@ -75,28 +91,35 @@ def about(
     *,
     include_retired: bool = False,
 ) -> About:
-    """The records whose ``paths`` are about these files or folders (SPEC.md §12).
+    """The records whose ``paths`` are about these files or folders (SPEC.md §12), and
+    those whose active guards watch them (SPEC.md §15).
 
     Retired and superseded records are left out unless ``include_retired``: an agent told
-    to read them before an edit must not follow advice that was withdrawn.
+    to read them before an edit must not follow advice that was withdrawn (their guards
+    are off: they never watch a file).
     """
     from reliora_git.operations.freshness import paths_match
+    from reliora_git.operations.guards.listing import guards_watching
     from reliora_git.operations.paths import repo_path
 
     wanted = [repo_path(store, raw) for raw in given]
     index = index or open_index(store)
+    watched = guards_watching(store, index, wanted)
     matches = []
     docs = index.inverted.docs
     for slot in index.slots():
         doc = docs[slot]
         assert doc is not None
+        if doc.id in watched:
+            matches.append(lifecycle_of(index, slot))
+            continue
         if not doc.paths or not (include_retired or doc.is_active):
             continue  # the index holds each record's paths: only matches are read
         if any(paths_match(p, w) for p in doc.paths for w in wanted):
             matches.append(lifecycle_of(index, slot))
     matches.sort(key=lambda d: (d.get("created") or "", d["id"]), reverse=True)
     found = freshness_of(store, index, [d["id"] for d in matches])
-    return About(wanted, [(d, found[d["id"]]) for d in matches])
+    return About(wanted, [(d, found[d["id"]]) for d in matches], watched)
 
 
 @dataclass

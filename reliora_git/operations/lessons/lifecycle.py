@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reliora_git.operations.lessons.targets import Target, find_target
 from reliora_git.operations.lessons.writes import check_reads_back, refuse_secrets, validate_new
@@ -19,6 +20,9 @@ from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import Record
 from reliora_git.storage.index import StoreIndex, open_index
 from reliora_git.storage.store import Store, decode_utf8, read_regular_file, replace_file
+
+if TYPE_CHECKING:
+    from reliora_git.operations.guards.existing import AcceptedMatches
 
 #: Fields an update replaces when given (Record attribute names).
 REPLACED = (
@@ -134,6 +138,8 @@ class Updated:
     record: Record
     #: Paths given that the work tree has no file or folder for (saved all the same).
     path_warnings: list[PathWarning] = field(default_factory=list)
+    #: New guards saved although they match the code (``--allow-existing``).
+    guard_warnings: list[AcceptedMatches] = field(default_factory=list)
 
 
 def updated(
@@ -181,15 +187,16 @@ def updated(
     normalize(record)
     validate_new(record)
     record.locator = record.locator or target.locator
-    if record.guards and not allow_existing:  # guards.py: only guards new in this update
-        from reliora_git.operations.guards.scan import refuse_existing
+    accepted: list[AcceptedMatches] = []
+    if record.guards:  # only guards new in this update: refused, or marked accepted
+        from reliora_git.operations.guards.existing import judge_existing
 
-        refuse_existing(store, record, guards_before)
+        accepted = judge_existing(store, record, guards_before, allow=allow_existing)
     text = render_record(record)
     refuse_secrets(store, record, text=text)
     check_reads_back(text, target.locator, record)
     replace_file(path, original, text, store)
-    return Updated(record, warnings)
+    return Updated(record, warnings, accepted)
 
 
 def _not_in(had: list[str], items: list[str]) -> list[str]:

@@ -31,6 +31,7 @@ from reliora_git.storage.store import (
 )
 
 if TYPE_CHECKING:
+    from reliora_git.operations.guards.existing import AcceptedMatches
     from reliora_git.operations.paths import PathWarning
 
 #: Fresh random names tried when a concurrent writer took the same one (chance ~1e-7 each).
@@ -43,10 +44,16 @@ class Saved:
     warnings: list[SimilarityWarning] = field(default_factory=list)
     #: Paths saved although the work tree has no such file or folder.
     path_warnings: list[PathWarning] = field(default_factory=list)
+    #: New guards saved although they match the code (``--allow-existing``).
+    guard_warnings: list[AcceptedMatches] = field(default_factory=list)
 
     def warnings_json(self) -> list[dict[str, Any]]:
-        """``record --json``'s warnings (and MCP's): paths first, then similar records."""
-        return [w.to_json() for w in self.path_warnings] + [w.to_json() for w in self.warnings]
+        """``record --json``'s warnings (and MCP's): paths, guards, then similar records."""
+        return (
+            [w.to_json() for w in self.path_warnings]
+            + [w.to_json() for w in self.guard_warnings]
+            + [w.to_json() for w in self.warnings]
+        )
 
 
 def prepare(store: Store, new: Record) -> Record:
@@ -90,10 +97,11 @@ def record(
     new.paths, path_warnings = saved_paths(store, new.paths)
     prepare(store, new)
     refuse_secrets(store, new, allow_secrets)
-    if new.guards and not allow_existing:  # guards.py: a guard that already matches the code
-        from reliora_git.operations.guards.scan import refuse_existing
+    accepted: list[AcceptedMatches] = []
+    if new.guards:  # a guard that already matches the code: refused, or marked accepted
+        from reliora_git.operations.guards.existing import judge_existing
 
-        refuse_existing(store, new)
+        accepted = judge_existing(store, new, allow=allow_existing)
     index = index or open_index(store)
     if index.has_id(new.id):
         raise RelioraError(f"an experience with id {new.id!r} already exists", code="exists")
@@ -127,7 +135,7 @@ def record(
             check_reads_back(text, new.locator, new)
     if stage:
         git.stage(store.root, [path])
-    return Saved(new, warnings, path_warnings)
+    return Saved(new, warnings, path_warnings, accepted)
 
 
 def refuse_secrets(

@@ -115,8 +115,9 @@ class Review:
 
     @property
     def new_guards_match(self) -> bool:
-        """A guard the change brings matches head's code already: ``review`` exits 1."""
-        return any(g.matches for change in self.changes for g in change.guards)
+        """A guard the change brings matches head's code already, and its record does not
+        say that was accepted (``existing: allowed``): ``review`` exits 1."""
+        return any(g.refused for change in self.changes for g in change.guards)
 
     @property
     def ok(self) -> bool:
@@ -247,7 +248,8 @@ def _changed_records(trees: Trees) -> list[tuple[str, Record, Record | None]]:
 
 
 def _attach(changes: list[RecordChange], brought: list[GuardChange]) -> None:
-    """Each guard to its record's change; one that matches head's code is an error there."""
+    """Each guard to its record's change; one that matches head's code is an error there
+    (a warning when its record accepted the matches: ``existing: allowed``)."""
     by_locator = {change.locator: change for change in changes if change.kind != "removed"}
     for guard in brought:
         change = by_locator.get(guard.locator)
