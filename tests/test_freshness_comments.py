@@ -105,6 +105,8 @@ def test_comment_only_changes_leave_python_and_javascript_lessons_fresh(
     results = cli.json("search", "retry backoff")["results"]
     assert {r["freshness"]["state"] for r in results} == {"fresh"}
     assert "[stale]" not in cli("about", "src/billing.py", "web/client.js").stdout
+    brief = cli.json("brief", "--file", "src/billing.py")  # the lessons put before an agent
+    assert [lesson["freshness"]["state"] for lesson in brief["lessons"]] == ["fresh"]
     # A real change next to a comment change: stale, and only that commit counts.
     _write(
         repo,
