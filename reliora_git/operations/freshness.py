@@ -419,7 +419,7 @@ def _code_changes(
     read (one ``git cat-file --batch`` for all) and judged; verdicts are kept by the blobs
     and the language (a blob pair judges the same whatever commit made it).
     """
-    from reliora_git.records.code_change import MAX_JUDGED_BYTES, meaningful, syntax_of
+    from reliora_git.records.code_change import MAX_JUDGED_BYTES, Judge, syntax_of
 
     changed: set[tuple[int, str]] = set()
     waiting: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
@@ -443,13 +443,16 @@ def _code_changes(
             blobs = git.read_blobs(store.root, wanted, MAX_JUDGED_BYTES)
         except RelioraError:
             blobs = {}  # not readable here (a partial clone): every change counts
+        texts = {
+            blob: found.data.decode("utf-8", "replace")
+            for blob, found in blobs.items()
+            if found.data is not None
+        }
+        judge = Judge()
         for key in unknown:
-            old, new = blobs.get(key[0]), blobs.get(key[1])
-            if old is None or new is None or old.data is None or new.data is None:
-                verdicts.entries[key] = True
-                continue
-            verdicts.entries[key] = meaningful(
-                names[key], old.data.decode("utf-8", "replace"), new.data.decode("utf-8", "replace")
+            old, new = texts.get(key[0]), texts.get(key[1])
+            verdicts.entries[key] = (
+                old is None or new is None or judge.meaningful(names[key], old, new)
             )
         verdicts.save()
     for key, changes in waiting.items():

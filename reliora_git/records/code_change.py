@@ -172,21 +172,49 @@ def syntax_of(path: str) -> Syntax:
 
 def meaningful(path: str, old: str, new: str) -> bool:
     """Whether changing ``path`` from ``old`` to ``new`` changed its code (SPEC.md §12)."""
-    if old == new:
-        return False
-    if max(len(old), len(new)) > MAX_JUDGED_BYTES or "\0" in old or "\0" in new:
-        return True
-    syntax = syntax_of(path)
-    before, after = code_lines(syntax, old), code_lines(syntax, new)
-    if before is None or after is None:
-        return True
-    if before == after:
-        return False
-    if not syntax.docstrings:
-        return True
-    before = code_lines(syntax, old, docstring_lines(old))
-    after = code_lines(syntax, new, docstring_lines(new))
-    return before is None or after is None or before != after
+    return Judge().meaningful(path, old, new)
+
+
+class Judge:
+    """:func:`meaningful` for many changes: each version of a file is read once (in a
+    history, a version is the new side of one change and the old side of the next)."""
+
+    def __init__(self) -> None:
+        self.plain: dict[tuple[str, str], tuple[str, ...] | None] = {}
+        self.documented: dict[tuple[str, str], tuple[str, ...] | None] = {}
+
+    def meaningful(self, path: str, old: str, new: str) -> bool:
+        if old == new:
+            return False
+        if max(len(old), len(new)) > MAX_JUDGED_BYTES or "\0" in old or "\0" in new:
+            return True
+        syntax = syntax_of(path)
+        before, after = self.lines(syntax, old), self.lines(syntax, new)
+        if before is None or after is None:
+            return True
+        if before == after:
+            return False
+        if not syntax.docstrings or not (_opens_string(before) or _opens_string(after)):
+            return True
+        before, after = self.lines(syntax, old, True), self.lines(syntax, new, True)
+        return before is None or after is None or before != after
+
+    def lines(self, syntax: Syntax, text: str, docstrings: bool = False) -> tuple[str, ...] | None:
+        kept = self.documented if docstrings else self.plain
+        key = (syntax.name, text)
+        if key not in kept:
+            drop = docstring_lines(text) if docstrings else ()
+            kept[key] = code_lines(syntax, text, drop)
+        return kept[key]
+
+
+def _opens_string(lines: tuple[str, ...]) -> bool:
+    """Whether a code line starts with a string (a docstring starts its line)."""
+    for line in lines:
+        start = line.lstrip(" \t")[:2]
+        if start[:1] in ("'", '"') or (start[:1] in "rRuU" and start[1:] in ("'", '"')):
+            return True
+    return False
 
 
 def docstring_lines(text: str) -> frozenset[int]:
