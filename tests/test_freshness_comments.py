@@ -306,5 +306,7 @@ def test_what_cannot_be_judged_counts() -> None:
     hostile = "'" * 100_001 + "\n" + '"' * 99_996 + "\n"
     assert meaningful("a.js", hostile, hostile + "// c\n") is False
     assert meaningful("a.js", hostile, hostile + "c\n") is True
+    line = "'a'" * 300_000 + "\n"  # each quote closes on a line read once, not once a quote
+    assert meaningful("a.c", line, line + "/* b */\n") is False
     # A triple quote left open: what follows is a string, and a "comment" there counts.
     assert meaningful("a.js", hostile + '"""\n', hostile + '"""\n// c\n') is True

@@ -309,6 +309,7 @@ class _Lexer:
         self.yaml_block: int | None = None
         #: Quotes known not to close before this line end (searched once a line).
         self.unclosed: dict[str, int] = {}
+        self.end_of_line = -1
 
     def run(self) -> tuple[str, ...] | None:
         text, syntax = self.text, self.syntax
@@ -402,6 +403,13 @@ class _Lexer:
             return indent
         return pos
 
+    def line_end(self, pos: int) -> int:
+        """Where the line of ``pos`` ends, found once a line (a line of a million quotes
+        must not be searched a million times)."""
+        if self.end_of_line < pos:
+            self.end_of_line = self.text.index("\n", pos)
+        return self.end_of_line
+
     def marker_here(self, pos: int) -> bool:
         return not self.syntax.marker_after_space or pos == 0 or self.text[pos - 1] in " \t\n"
 
@@ -458,7 +466,7 @@ class _Lexer:
 
     def one_line_string(self, pos: int, quote: str) -> int:
         """A string that ends on its line; a quote that does not close there is code."""
-        stop = self.text.index("\n", pos)
+        stop = self.line_end(pos)
         if self.unclosed.get(quote) != stop:
             pattern = _closer(quote, False)
             search = pos + 1
