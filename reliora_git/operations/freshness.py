@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reliora_git.gitrepo import git
+from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import Store
 
 #: Fields of one commit in the log: sha, commit time, author, subject.
@@ -279,7 +280,7 @@ class _FreshnessCache:
 
 
 #: The layout of the freshness cache's entries (an older layout is not read).
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 
 
 def _plain(commit: Commit) -> tuple[str, int, str, str]:
@@ -315,7 +316,8 @@ def _measure(
     tracked = set(record_files.values()) | {prefix + loc for s in measured for loc, _ in s.events}
     exact = {p for p in paths if not p.endswith("/")}
     folders = [p for p in paths if p.endswith("/")]
-    touched: dict[str, list[int]] = {}
+    #: Each path's commits, newest first, with the files of it each changed.
+    touching: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
     for nth, (commit, files) in enumerate(log):
         for name in files:
             if name in tracked and name not in newest:
@@ -324,10 +326,12 @@ def _measure(
             continue  # the change being judged: what it does to the code is not news
         for name in files:
             if name in exact:
-                touched.setdefault(name, []).append(nth)
+                touching.setdefault(name, []).append((nth, (name,)))
         for folder in folders:
-            if any(name.startswith(folder) for name in files):
-                touched.setdefault(folder, []).append(nth)
+            inside = tuple(name for name in files if name.startswith(folder))
+            if inside:
+                touching.setdefault(folder, []).append((nth, inside))
+    touched = _code_touched(store, log, touching, measured, newest, record_files)
     results = []
     for subject in measured:
         own = [p for p in subject.paths if safe_path(p)]
@@ -368,6 +372,121 @@ def _measure(
     return results
 
 
+def _code_touched(
+    store: Store,
+    log: list[tuple[Commit, dict[str, FileChange]]],
+    touching: dict[str, list[tuple[int, tuple[str, ...]]]],
+    measured: Sequence[Subject],
+    newest: dict[str, int],
+    record_files: dict[str, str],
+) -> dict[str, list[int]]:
+    """Each path's commits that changed code: not only blank lines, whitespace or comment
+    lines (SPEC.md §12, judged by :func:`reliora_git.records.code_change.meaningful`).
+
+    Only the changes that can make a record stale are judged: those of its paths newer
+    than its own last commit.
+    """
+    judged: set[tuple[int, str]] = set()
+    for subject in measured:
+        position = newest.get(record_files[subject.id])
+        if position is None:
+            continue
+        for path in subject.paths:
+            for nth, names in touching.get(path, ()):
+                if nth < position:
+                    judged.update((nth, name) for name in names)
+    changed = _code_changes(store, log, judged)
+    return {
+        path: [
+            nth
+            for nth, names in entries
+            if any((nth, name) not in judged or (nth, name) in changed for name in names)
+        ]
+        for path, entries in touching.items()
+    }
+
+
+#: Files whose contents are judged: regular files (a mode, a link, a submodule counts).
+_REGULAR = ("100644", "100755")
+
+
+def _code_changes(
+    store: Store, log: list[tuple[Commit, dict[str, FileChange]]], judged: set[tuple[int, str]]
+) -> set[tuple[int, str]]:
+    """Which of the ``judged`` (commit, file) changes changed code.
+
+    An added, deleted or retyped file always did. For a modified one the two blobs are
+    read (one ``git cat-file --batch`` for all) and judged; verdicts are kept by the blobs
+    and the language (a blob pair judges the same whatever commit made it).
+    """
+    from reliora_git.records.code_change import MAX_JUDGED_BYTES, Judge, syntax_of
+
+    changed: set[tuple[int, str]] = set()
+    waiting: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
+    names: dict[tuple[str, str, str], str] = {}
+    for nth, name in judged:
+        old_mode, new_mode, old_blob, new_blob, status = log[nth][1][name]
+        if status != "M" or old_mode != new_mode or new_mode not in _REGULAR:
+            changed.add((nth, name))
+            continue
+        key = (old_blob, new_blob, syntax_of(name).name)
+        waiting.setdefault(key, []).append((nth, name))
+        names[key] = name
+    if not waiting:
+        return changed
+    verdicts = _VerdictCache(store)
+    unknown = [key for key in waiting if key not in verdicts.entries]
+    blobs: dict[str, git.Blob] = {}
+    if unknown:
+        try:
+            wanted = [blob for key in unknown for blob in key[:2]]
+            blobs = git.read_blobs(store.root, wanted, MAX_JUDGED_BYTES)
+        except RelioraError:
+            blobs = {}  # not readable here (a partial clone): every change counts
+        texts = {
+            blob: found.data.decode("utf-8", "replace")
+            for blob, found in blobs.items()
+            if found.data is not None
+        }
+        judge = Judge()
+        for key in unknown:
+            old, new = texts.get(key[0]), texts.get(key[1])
+            verdicts.entries[key] = (
+                old is None or new is None or judge.meaningful(names[key], old, new)
+            )
+        verdicts.save()
+    for key, changes in waiting.items():
+        if verdicts.entries[key]:
+            changed.update(changes)
+    return changed
+
+
+class _VerdictCache:
+    """Whether a change of code changed it, by (old blob, new blob, language), in
+    ``<cache>.changes``: what two blobs say never changes (the judging code is in the
+    cache's stamp)."""
+
+    #: Above this many verdicts the file starts again (a few MB at most).
+    LIMIT = 100_000
+
+    def __init__(self, store: Store) -> None:
+        from reliora_git.storage.cache import cache_file, read_cache
+
+        self.root = store.root.resolve()
+        path = cache_file(self.root)
+        self.path = None if path is None else path.with_suffix(".changes")
+        stored = None if self.path is None else read_cache(self.path, self.root)
+        self.entries: dict[tuple[str, str, str], bool] = {}
+        if isinstance(stored, dict) and len(stored) < self.LIMIT:
+            self.entries = stored
+
+    def save(self) -> None:
+        from reliora_git.storage.cache import write_cache
+
+        if self.path is not None:
+            write_cache(self.path, self.root, self.entries)
+
+
 def _folder(locator: str) -> str:
     """The folder of a store file, ending with ``/`` (a feedback event's record folder)."""
     return locator.rsplit("/", 1)[0] + "/"
@@ -383,21 +502,30 @@ def _shallow_boundary(store: Store) -> set[str]:
         return set()
 
 
+#: One file of a commit in the log: (old mode, new mode, old blob, new blob, status letter).
+FileChange = tuple[str, str, str, str, str]
+
+
 def _log(
     store: Store, pathspecs: list[str] | None, tip: str = "HEAD"
-) -> list[tuple[Commit, set[str]]]:
+) -> list[tuple[Commit, dict[str, FileChange]]]:
     """Newest first: each commit of ``tip``'s history touching ``pathspecs`` (top-relative;
-    None: every commit) and the files it changed."""
+    None: every commit) and the files it changed, each with its blobs (``--raw``)."""
     specs = [f":(top,literal){p}" for p in pathspecs or []]
-    args = ["-c", "core.quotePath=false", "log", f"--format={_FORMAT}", "--name-only"]
+    args = ["-c", "core.quotePath=false", "log", f"--format={_FORMAT}", "--raw", "--no-abbrev"]
     out = git.run(
         [*args, "--no-renames", "--end-of-options", tip, "--", *specs], store.root, check=False
     )
-    commits: list[tuple[Commit, set[str]]] = []
+    commits: list[tuple[Commit, dict[str, FileChange]]] = []
     for block in out.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
         header, _, names = block.partition("\n")
         sha, time, author, subject = [*header.split("\x1f"), "", "", ""][:4]
-        files = {line for line in names.splitlines() if line}
+        files: dict[str, FileChange] = {}
+        for line in names.splitlines():
+            meta, tab, name = line.partition("\t")
+            fields = meta[1:].split(" ")
+            if line.startswith(":") and tab and len(fields) == 5:
+                files[name] = (fields[0], fields[1], fields[2], fields[3], fields[4][:1])
         commits.append((Commit(sha, int(time or 0), author, subject), files))
     return commits
 
@@ -454,8 +582,6 @@ def staged_code_paths(store: Store) -> list[str]:
     What ``record --paths-from-staged`` names: the code the lesson was learned on.
     """
     if git.toplevel(store.root) is None:
-        from reliora_git.records.errors import RelioraError
-
         raise RelioraError("--paths-from-staged needs a git repository", code="not_git")
     changes = git.staged_changes(store.root, [])  # the whole index
     store_dir = git.show_prefix(store.root) + ".reliora/"

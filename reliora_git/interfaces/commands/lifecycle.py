@@ -302,9 +302,10 @@ def stale(
 
     Read from git history.
 
-    A record is stale when a commit changed one of its `paths` after the last
-    commit that changed the record, when a path no longer exists, or when
-    `outdated` feedback came after its last change. `success` or `partial`
+    A record is stale when a commit changed the code of one of its `paths`
+    after the last commit that changed the record (a change of only blank
+    lines, whitespace or comment lines does not count), when a path no longer
+    exists, or when `outdated` feedback came after its last change. `success` or `partial`
     feedback committed after the code changed confirms it: it is measured from
     that feedback's commit. Each is listed with the commits that touched its
     paths since. Retired and superseded records are left out unless
