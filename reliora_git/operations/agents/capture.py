@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reliora_git.operations.agents.clients.base import HookEvent, Step
+from reliora_git.operations.agents.errorline import error_line
 from reliora_git.records.text import neutralize, remove_invisible
 
 #: What opens every ask: also how a client's echo of it as a prompt is recognised.
@@ -80,14 +81,6 @@ COMMAND_READ = 1000
 #: Setup segments (`cd x &&`, `export A=1;`) looked past before the command that runs.
 SETUP_SEGMENTS = 8
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-#: Lines of the clients' own wrappers around an output, never its error line.
-_NOISE = re.compile(
-    r"^(?:Exit code:? -?\d+|Exit Code: -?\d+|Process Group PGID: \d+|</?untrusted_context>|"
-    r"Chunk ID:.*|Wall time:.*|Process exited with code.*|Original token count:.*|Output:|"
-    r"Error: Exit code \d+|Traceback \(most recent call last\):)\s*$"
-)
-_NAMED_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\bpanicked at\b|\bpanic:")
-_PLAIN_ERROR = re.compile(r"\b(?:error|fatal|FAILED|FAIL|failed)\b", re.IGNORECASE)
 _CORRECTION = re.compile(
     r"^\W*(?:no\b|nope\b|wrong\b|stop\b|wait\b|undo\b|revert\b|don'?t\b|do not\b|never\b|"
     r"that'?s (?:not|wrong)|this is (?:not|wrong)|it'?s (?:not|wrong|still)|not (?:that|what|"
@@ -190,17 +183,6 @@ def _positionals(words: list[str]) -> list[str]:
         else:
             found.append(word)
     return found
-
-
-def error_line(output: str) -> str:
-    """The line of a failed command's output that says what went wrong."""
-    lines = [line.strip() for line in output.splitlines()]
-    lines = [line.removeprefix("Output: ") for line in lines if line and not _NOISE.match(line)]
-    for pattern in (_NAMED_ERROR, _PLAIN_ERROR):
-        for line in reversed(lines):
-            if pattern.search(line):
-                return line
-    return lines[-1] if lines else ""
 
 
 # --- finding trouble -----------------------------------------------------------------------
