@@ -131,12 +131,13 @@ def error_line(output: str) -> str:
             if raw_lines[index][:1] in (" ", "\t"):
                 continue
             in_traceback = False
-        if not after_traceback and is_summary(line):
+        name = _test_name(line)  # `____ test_total ____` is no summary, whatever its words
+        if not after_traceback and not name and is_summary(line):
             continue
         rank = _rank(line, after_traceback, previous)
         if rank is not None and (best is None or rank < best[0] or rank == best[0] == 1):
             best = (rank, index, test if rank else "")
-        test = _test_name(line) or test
+        test = name or test
         previous, fallback = line, index
     if best is None:
         return lines[fallback] if fallback >= 0 else ""
