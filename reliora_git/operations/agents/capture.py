@@ -12,9 +12,12 @@ Failures of commands that fail as a way of answering (``grep``, ``test``, ``git 
 not trouble. When there is trouble and no record was saved or updated in the session, the ask
 names the evidence and gives the exact ``reliora record`` command with the paths filled in;
 in the same ask, up to three lessons pushed in the session without feedback are named with
-the ``reliora feedback`` command. Without trouble, the feedback part alone is asked when the
-session changed files (the pushed lessons were used on work, so a verdict exists); a session
-that only read and answered is never asked.
+the ``reliora feedback`` command. A pushed lesson whose ``paths`` name a file the session
+changed leads the ask (feedback if it held, ``reliora update`` if it fell short): the fix was
+likely its lesson, and a new record would duplicate it. The error line quoted is the failure's
+own (errorline.py), never a summary count. Without trouble, the feedback part alone is asked
+when the session changed files (the pushed lessons were used on work, so a verdict exists);
+a session that only read and answered is never asked.
 
 At most once a session (an ``asked`` line in the session's memory, operations/agents/session.py);
 never when the client says a stop hook is already active; never outside git (no memory);
@@ -29,7 +32,8 @@ credentials in URLs); commands are masked the same way. The draft it offers hold
 output at all: its problems name the masked command and leave the cause to the agent.
 
 Reading is linear in the transcript: a failure keeps at most :data:`FILES_KEPT` files changed
-after it, and at most :data:`MAX_FAILING` command families wait for a passing run at once.
+after it, at most :data:`MAX_FAILING` command families wait for a passing run at once, and at
+most :data:`RESOLVED` changed files are turned into repository paths (system calls each).
 """
 
 from __future__ import annotations
