@@ -237,8 +237,8 @@ class Printer:
             self.line("No experiences yet. Record one with `reliora record --help`.")
         for record in records:
             created = one_line(record["created"] or "") or "          "
-            title = one_line(record["title"])
-            self.line(f"{created}  {self.style(record['id'], 'cyan')}  {title}{status_mark(record)}")
+            title = one_line(record["title"]) + status_mark(record)
+            self.line(f"{created}  {self.style(record['id'], 'cyan')}  {title}")
 
     def similar(
         self, warnings: list[SimilarityWarning], new_id: str, show_all: bool = False

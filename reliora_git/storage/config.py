@@ -7,7 +7,6 @@ import difflib
 import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import Store, decode_utf8, read_regular_file
@@ -72,7 +71,7 @@ def load_config(store: Store) -> Config:
         if key == "push_session_budget" and value < 0:
             raise _invalid(locator, text, key, "'push_session_budget' must be 0 (no cap) or more")
         if key == "agent" and value.strip().lower() not in ("on", "off"):
-            raise _invalid(locator, text, key, "'agent' must be \"on\" or \"off\"")
+            raise _invalid(locator, text, key, '\'agent\' must be "on" or "off"')
         if key == "duplicate_overlap" and not 0.0 <= value <= 1.0:
             raise _invalid(locator, text, key, "'duplicate_overlap' must be between 0 and 1")
         values[key] = value
