@@ -310,6 +310,54 @@ def default_branch(cwd: Path) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class BaseBranch:
+    """The branch a change is reviewed against, and why that one (said to the user)."""
+
+    ref: str
+    reason: str
+
+
+def review_base(cwd: Path) -> BaseBranch | None:
+    """Where a pull request from this clone would go: the remote's branch, not a local one.
+
+    origin/HEAD when it is set; else the upstream of local main (or master); else
+    origin/main (or origin/master); only without any of them the local main or
+    master. A local main is a poor base where a remote one exists: its commits that
+    were never pushed are part of the pull request, yet would not be reviewed.
+    """
+    out = run(["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"], cwd, check=False)
+    ref = out.decode("utf-8", "surrogateescape").strip()
+    if ref:
+        return BaseBranch(ref, "the remote's default branch, origin/HEAD")
+    for name in ("main", "master"):
+        if not verify_ref(cwd, f"refs/heads/{name}"):
+            continue
+        # for-each-ref: a branch named like a tag or a path is never mistaken for it.
+        upstream = run(["for-each-ref", "--format=%(upstream)", f"refs/heads/{name}"], cwd)
+        tracked = upstream.decode("utf-8", "surrogateescape").strip()
+        if tracked.startswith("refs/remotes/") and verify_ref(cwd, tracked):
+            return BaseBranch(tracked, f"the upstream of {name}")
+    for name in ("main", "master"):
+        if verify_ref(cwd, f"refs/remotes/origin/{name}"):
+            return BaseBranch(
+                f"refs/remotes/origin/{name}", f"origin's {name}; origin/HEAD is not set"
+            )
+    for name in ("main", "master"):
+        if verify_ref(cwd, f"refs/heads/{name}"):
+            return BaseBranch(f"refs/heads/{name}", "no remote-tracking branch, so the local one")
+    return None
+
+
+def count_commits(cwd: Path, include: str, exclude: str) -> int:
+    """How many commits ``include`` reaches that ``exclude`` does not (``exclude..include``)."""
+    out = run(
+        ["rev-list", "--count", "--end-of-options", f"{exclude}..{include}"], cwd, check=False
+    )
+    text = out.decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() else 0
+
+
 def changed_since(cwd: Path, commit: str | None) -> list[str]:
     """Files (top-relative) that differ between ``commit`` and the working tree, staged or not.
 

@@ -109,6 +109,30 @@ class Outcome:
     message: str
 
 
+def refusal(cwd: Path) -> RelioraError | None:
+    """Why ``install`` would refuse here, found before anything is written (else None).
+
+    ``init --hooks`` asks first, so that a refused hook leaves no store behind.
+    """
+    try:
+        current = state(cwd)
+        if current.managed_by is None:
+            render_script(sys.executable)
+            _check_no_conflict(current)
+    except RelioraError as error:
+        return error
+    return None
+
+
+def _check_no_conflict(current: HookState) -> None:
+    if current.foreign and current.chained:
+        raise RelioraError(
+            f"both {current.hook} and {current.chained_hook} exist and neither is the reliora "
+            "hook; move one of them away first",
+            code="hook_conflict",
+        )
+
+
 def install(cwd: Path, python: str | None = None) -> Outcome:
     """Install (or refresh) our hook; a foreign hook is moved aside and chained."""
     current = state(cwd)
@@ -122,12 +146,7 @@ def install(cwd: Path, python: str | None = None) -> Outcome:
         _write_executable(hook, script)
         return Outcome("updated", state(cwd), f"updated the reliora hook in {hook}")
     if current.foreign:
-        if current.chained:
-            raise RelioraError(
-                f"both {hook} and {current.chained_hook} exist and neither is the reliora "
-                "hook; move one of them away first",
-                code="hook_conflict",
-            )
+        _check_no_conflict(current)
         # A rename in the same folder keeps the file exactly: content, mode, symlink.
         os.rename(hook, current.chained_hook)
     current.hooks_dir.mkdir(parents=True, exist_ok=True)

@@ -45,6 +45,17 @@ def one_line(text: str) -> str:
     return " ".join(clean(text).split())
 
 
+def status_mark(record: dict[str, Any]) -> str:
+    """`` [retired]`` or `` [superseded by ID]`` after a record that is not active ('' if it is)."""
+    superseded_by = record.get("supersededBy") or []
+    if superseded_by:
+        return f" [superseded by {', '.join(one_line(str(i)) for i in superseded_by)}]"
+    status = record.get("status")
+    if status in (None, "", "active"):
+        return ""
+    return f" [{one_line(str(status))}]"
+
+
 def use_colour(stream: IO[str]) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
@@ -226,7 +237,8 @@ class Printer:
             self.line("No experiences yet. Record one with `reliora record --help`.")
         for record in records:
             created = one_line(record["created"] or "") or "          "
-            self.line(f"{created}  {self.style(record['id'], 'cyan')}  {one_line(record['title'])}")
+            title = one_line(record["title"]) + status_mark(record)
+            self.line(f"{created}  {self.style(record['id'], 'cyan')}  {title}")
 
     def similar(
         self, warnings: list[SimilarityWarning], new_id: str, show_all: bool = False

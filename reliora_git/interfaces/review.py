@@ -167,6 +167,30 @@ def _summary(review: Review) -> str:
     return ", ".join(counts) or "no changes to experiences"
 
 
+def base_line(
+    review: Review, ref: Callable[[str], str] = plain, text: Callable[[str], str] = plain
+) -> str:
+    """Which base the review used and why; and the unpushed commits of its local branch that
+    head holds, reviewed as the change's (a pull request would show them too).
+
+    ``ref`` shows a branch name (a code span in Markdown), ``text`` the words around it.
+    """
+    base = review.base
+    line = (
+        f"base: {ref(base.ref)} ({text(base.reason)}); the change is what head adds since "
+        "it forked from it"
+    )
+    if base.local_ahead is not None:
+        name, count = base.local_ahead
+        commits = "1 commit" if count == 1 else f"{count} commits"
+        are = "is" if count == 1 else "are"
+        line += (
+            f". {commits} of local {ref(name)} not yet on {ref(base.ref)} {are} counted as part "
+            f"of it (push {ref(name)} first, or pass {ref('--base ' + name)} to leave them out)"
+        )
+    return line
+
+
 # --- Markdown ------------------------------------------------------------------------------
 
 
@@ -179,6 +203,9 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: b
         f"Base {md(review.base.ref)} ({review.base.commit[:12]}) → head {md(review.head.ref)} "
         f"({review.head.commit[:12]}): {_summary(review)}.",
     ]
+    if review.base.chosen:
+        said = base_line(review, _code, md)
+        head.append(f"\n{said[:1].upper()}{said[1:]}.")
     for error in review.folder_errors:
         head.append(f"\n**{md(error.path or '')} {md(error.message)}**.")
     invalid = sum(change.invalid for change in review.changes)
@@ -447,7 +474,14 @@ def to_json(review: Review) -> dict[str, Any]:
     its fields posts no secret and no hidden text (invisible characters as ``<U+E0049>``)."""
     review = shown_review(review)
     return {
-        "base": {"ref": review.base.ref, "commit": review.base.commit},
+        "base": {
+            "ref": review.base.ref,
+            "commit": review.base.commit,
+            "reason": review.base.reason,
+            "localAhead": None
+            if review.base.local_ahead is None
+            else {"branch": review.base.local_ahead[0], "commits": review.base.local_ahead[1]},
+        },
         "head": {"ref": review.head.ref, "commit": review.head.commit},
         "ok": review.ok,
         "storeErrors": [error.to_json()["error"] for error in review.folder_errors],
@@ -506,6 +540,8 @@ def to_text(review: Review, show_all: bool = False) -> str:
         f"{plain(review.base.ref)} ({review.base.commit[:12]}) -> "
         f"{plain(review.head.ref)} ({review.head.commit[:12]}): {_summary(review)}"
     ]
+    if review.base.chosen:
+        lines.append(base_line(review))
     lines.extend(f"error: {plain(str(error))}" for error in review.folder_errors)
     if review.guard_budget is not None:
         lines.append(f"error: {plain(review.guard_budget.summary('review'), 600)}")

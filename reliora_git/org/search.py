@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any
 from reliora_git.org.pgtext import shown, shown_all
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import FeedbackSummary
-from reliora_git.search.inverted import MAX_SUGGESTIONS, within_distance
+from reliora_git.search.inverted import (
+    MAX_SUGGESTIONS,
+    MIN_SUGGESTED,
+    within_distance,
+    worth_suggesting,
+)
 from reliora_git.search.jsonio import hit_to_json, search_document
 from reliora_git.search.rank import (
     CONTEXT_MASK,
@@ -40,7 +45,6 @@ from reliora_git.search.rank import (
     matched_terms,
     score_masks,
 )
-from reliora_git.search.stopwords import STOP_WORDS
 from reliora_git.search.tokens import PREFIX_MIN
 
 if TYPE_CHECKING:
@@ -378,6 +382,8 @@ class OrgSearcher:
         for n, token in enumerate(tokens):
             if n in found:
                 continue
+            if len(token) < MIN_SUGGESTED:
+                continue
             limit = 1 if len(token) <= 4 else 2
             near = self.conn.execute(
                 "SELECT term FROM terms WHERE length(term) BETWEEN %s AND %s",
@@ -386,7 +392,7 @@ class OrgSearcher:
             close = [
                 term
                 for (term,) in near
-                if term not in STOP_WORDS and within_distance(token, term, limit)
+                if worth_suggesting(token, term) and within_distance(token, term, limit)
             ]
             if not close:
                 continue

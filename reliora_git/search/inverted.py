@@ -58,6 +58,9 @@ POSTING = "I" if array("I").itemsize >= 4 else "L"
 DEAD_SHARE = 0.25
 #: "Did you mean": at most this many suggestions per token.
 MAX_SUGGESTIONS = 3
+#: Tokens and terms shorter than this get no "did you mean" (a one- or two-letter word is
+#: a fragment, ``t`` of ``doesn't``, or an abbreviation: its neighbours are noise).
+MIN_SUGGESTED = 3
 
 
 def record_terms(text: str) -> dict[str, int]:
@@ -178,15 +181,20 @@ class InvertedIndex:
     def suggestions(self, token: str) -> list[str]:
         """Up to three terms close to ``token`` (edit distance ≤ 2, ≤ 1 for ≤ 4 characters).
 
+        None for a token under three letters, nor one that only cuts the token short
+        (``red`` → ``re``): see :func:`worth_suggesting`.
+
         Most frequent first, then alphabetical: deterministic. Only live terms count, and
         never a stop word (a query drops them, so suggesting one would find nothing).
         """
+        if len(token) < MIN_SUGGESTED:
+            return []
         limit = 1 if len(token) <= 4 else 2
         close = [
             term
             for term in self.terms
             if abs(len(term) - len(token)) <= limit
-            and term not in STOP_WORDS
+            and worth_suggesting(token, term)
             and within_distance(token, term, limit)
         ]
         ranked = sorted((-self.document_frequency(term), term) for term in close)
@@ -342,6 +350,23 @@ def _decode(packed: bytes) -> array[int]:
     values = array(POSTING)
     values.frombytes(packed)
     return values
+
+
+def worth_suggesting(token: str, term: str) -> bool:
+    """Whether ``term`` is worth a "did you mean" for ``token`` that matched nothing.
+
+    Never a stop word (a query drops it, so it would find nothing), a term under
+    MIN_SUGGESTED letters, or the typed word cut short (``red`` → ``re``, ``reset`` →
+    ``res``): a truncation is not what anyone meant, only what an edit distance of one
+    or two allows. Two truncations stay: the singular of a plural (``tests`` →
+    ``test``, which §4's prefix rule does not join under five letters), and one of
+    PREFIX_MIN letters or more (§4 matches those already, so it is never asked for).
+    """
+    if len(term) < MIN_SUGGESTED or term in STOP_WORDS:
+        return False
+    if token.startswith(term) and len(term) < PREFIX_MIN:
+        return token in (term + "s", term + "es")
+    return True
 
 
 def within_distance(a: str, b: str, limit: int) -> bool:

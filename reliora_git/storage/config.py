@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import Store, decode_utf8, read_regular_file
@@ -55,26 +56,73 @@ def load_config(store: Store) -> Config:
             f"cannot read settings: {exc}", path=store.locator(path), code="invalid_config"
         ) from None
     defaults = Config()
+    locator = store.locator(path)
     values = {}
     for key, default in vars(defaults).items():
         value = data.get(key, default)
         if isinstance(default, float) and type(value) is int:
             value = float(value)  # `duplicate_overlap = 1` means 1.0
         if type(value) is not type(default):
-            raise _invalid(store, path, f"'{key}' must be a {type(default).__name__}")
+            raise _invalid(locator, text, key, f"'{key}' must be {_KIND[type(default)]}")
         if key == "search_limit" and value < 1:
-            raise _invalid(store, path, "'search_limit' must be at least 1")
+            raise _invalid(locator, text, key, "'search_limit' must be at least 1")
         if key == "brief_budget" and value < 100:
-            raise _invalid(store, path, "'brief_budget' must be at least 100")
+            raise _invalid(locator, text, key, "'brief_budget' must be at least 100")
         if key == "push_session_budget" and value < 0:
-            raise _invalid(store, path, "'push_session_budget' must be 0 (no cap) or more")
+            raise _invalid(locator, text, key, "'push_session_budget' must be 0 (no cap) or more")
         if key == "agent" and value.strip().lower() not in ("on", "off"):
-            raise _invalid(store, path, "'agent' must be \"on\" or \"off\"")
+            raise _invalid(locator, text, key, '\'agent\' must be "on" or "off"')
         if key == "duplicate_overlap" and not 0.0 <= value <= 1.0:
-            raise _invalid(store, path, "'duplicate_overlap' must be between 0 and 1")
+            raise _invalid(locator, text, key, "'duplicate_overlap' must be between 0 and 1")
         values[key] = value
+    for key in data:
+        if key not in values:
+            _warn_once(unknown_setting(locator, text, key, list(values)))
     return Config(**values)
 
 
-def _invalid(store: Store, path: Path, message: str) -> RelioraError:
-    return RelioraError(message, path=store.locator(path), code="invalid_config")
+#: How an error names the type a setting must have ("must be an integer").
+_KIND: dict[type, str] = {
+    int: "an integer",
+    bool: "true or false",
+    float: "a number",
+    str: "a string",
+}
+
+#: Warnings already printed by this process: each command may read the settings often.
+_warned: set[str] = set()
+
+
+def unknown_setting(locator: str, text: str, key: str, known: list[str]) -> str:
+    """The warning for a key that no setting has: file, line, and the setting meant.
+
+    A warning, not an error: the commands keep working with the defaults, as they did
+    before the file named the key (SPEC.md §7: named in a warning, with the nearest key).
+    """
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    line = key_line(text, key)
+    where = f"{locator}:{line}" if line else locator
+    return f"{where}: unknown setting {key!r}{hint}; it is ignored"
+
+
+def key_line(text: str, key: str) -> int | None:
+    """The line (1-based) where ``key`` is set (``key =`` or a ``[key]`` table), if found."""
+    wanted = re.compile(
+        rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=|"""
+        rf"""^\s*\[+\s*(?:{re.escape(key)}|"{re.escape(key)}")\s*[\].]"""
+    )
+    for number, line in enumerate(text.splitlines(), start=1):
+        if wanted.match(line):
+            return number
+    return None
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        print(f"reliora: warning: {message}", file=sys.stderr)
+
+
+def _invalid(locator: str, text: str, key: str, message: str) -> RelioraError:
+    return RelioraError(message, path=locator, line=key_line(text, key), code="invalid_config")

@@ -28,7 +28,7 @@ import functools
 import marshal
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -296,7 +296,19 @@ class StoreIndex:
                 f"id prefix {id_or_prefix!r} is ambiguous; it matches {names}",
                 code="ambiguous_id",
             )
-        raise RelioraError(f"no experience with id {id_or_prefix!r}", code="unknown_id")
+        raise self.unknown_id(id_or_prefix)
+
+    def unknown_id(self, typed: str, also: Iterable[str] = ()) -> RelioraError:
+        """The error for an id that names no record, with the ids it was likely meant to be.
+
+        ``also``: more ids to suggest from (record files that search skips).
+        """
+        from reliora_git.search.near_ids import did_you_mean
+
+        docs = self.inverted.docs
+        known = [docs[slot].id for slot in self.slots()]  # type: ignore[union-attr]
+        hint = did_you_mean(typed, [*known, *also])
+        return RelioraError(f"no experience with id {typed!r}{hint}", code="unknown_id")
 
     def has_id(self, record_id: str) -> bool:
         docs = self.inverted.docs

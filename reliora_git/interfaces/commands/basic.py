@@ -11,6 +11,7 @@ from reliora_git.interfaces.commands.common import JsonFlag, RepoOption, reporti
 from reliora_git.interfaces.commands.plain import run_feedback, run_list, run_show
 from reliora_git.interfaces.commands.searching import run_search
 from reliora_git.interfaces.output import Printer, print_json
+from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import OUTCOMES
 
 #: `init` points to `reliora history` in a repository with at least this many commits.
@@ -44,11 +45,21 @@ def init(
     from reliora_git.gitrepo import git
     from reliora_git.gitrepo.commits import commit_count
     from reliora_git.gitrepo.hooks import install as install_hook
+    from reliora_git.gitrepo.hooks import refusal as hook_refusal
     from reliora_git.operations.agents.install import next_steps
     from reliora_git.storage.template import init_store
 
     with reporting(json_output):
         root = repo.resolve() if repo else git.toplevel(Path.cwd()) or Path.cwd()
+        refused = hook_refusal(root) if hooks else None
+        if refused is not None:  # before the store is made: a refusal leaves nothing behind
+            raise RelioraError(
+                f"{refused.message}; nothing was written (run `git init` first, or "
+                "`reliora init` without --hooks for a store outside git)"
+                if refused.code == "not_git"
+                else f"{refused.message}; nothing was written",
+                code=refused.code,
+            )
         updated: list[str] = []  # lines added to an existing store's .gitignore
         store, created = init_store(root, updated)
         hook = install_hook(root) if hooks else None

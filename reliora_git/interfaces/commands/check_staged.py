@@ -65,6 +65,18 @@ def run_check_staged(
                 # Nothing staged under .reliora/ (most commits): say nothing of records.
                 # The hook takes no options: name the whole command that shows the details.
                 Printer().check(result.report, show_all, "`reliora check --staged --all`")
+            stopping = [
+                f.locator
+                for f in result.report.files
+                if f.has_errors
+                and (
+                    config.block_on_invalid
+                    or f.locator in result.conflicts
+                    or f.locator in result.linked
+                )
+            ]
+            if stopping:
+                Printer().line(invalid_advice(stopping, conflicts=bool(result.conflicts)))
             if result.secrets:
                 Printer().line(secret_advice(len(result.secrets)))
             for finding in findings:
@@ -94,6 +106,27 @@ def guard_advice(blocking: list[GuardFinding]) -> str:
         "line, or commit anyway with `git commit --no-verify`, or change the lesson "
         f"(`reliora show {ids[0]}`; `reliora update {ids[0]} --json -` or `reliora retire "
         f"{ids[0]}`) in a commit of its own."
+    )
+
+
+def invalid_advice(locators: list[str], conflicts: bool = False) -> str:
+    """How to go on when staged store files stop the commit (their errors are printed above).
+
+    Said as the guard and secret refusals say it: the commit was stopped, and how to go on.
+    """
+    from reliora_git.interfaces.output import one_line
+
+    which = (
+        f"{one_line(locators[0])} has errors"
+        if len(locators) == 1
+        else f"{len(locators)} staged files of the store have errors"
+    )
+    if conflicts:  # committing conflict markers is never the way on
+        return f"commit stopped: {which} (above). Resolve the conflicts and `git add` it again."
+    return (
+        f"commit stopped: {which} (above). Fix the record and `git add` it again, or commit "
+        "anyway with `git commit --no-verify` (block_on_invalid = false in "
+        ".reliora/config.toml makes invalid records a warning)."
     )
 
 

@@ -215,6 +215,7 @@ def record(
                     code="invalid_option",
                 )
             new = flags
+            _check_required(new)
         # --supersedes and --path add to what a file or JSON names (the flags above set them).
         if new is not flags and from_commit is None:
             new.supersedes = [*new.supersedes, *(supersedes or [])]
@@ -252,6 +253,22 @@ def record(
         printer = Printer()
         printer.line(f"saved {saved.record.id} as {saved.record.locator}")
         printer.similar(saved.warnings, saved.record.id, show_all)
+
+
+def _check_required(flags: Record) -> None:
+    """Name the part missing from a record given as flags by its flag, not its Markdown.
+
+    A file, the editor and ``--json -`` keep validation's own words ("needs a '## Task'
+    or a '## Problems' section"): there the user wrote the sections.
+    """
+    missing = None
+    if not flags.task.strip() and not any(problem.strip() for problem in flags.problems):
+        missing = "--task or --problem (what you were doing, or what went wrong)"
+    elif not flags.solution.strip():
+        missing = "--solution (what worked)"
+    if missing is not None:
+        message = f"the experience is not valid: it needs {missing}"
+        raise RelioraError(message, code="invalid_record")
 
 
 def _from_json(source: str) -> Record:

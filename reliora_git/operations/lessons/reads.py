@@ -254,10 +254,26 @@ def list_records(store: Store, tag: str | None = None) -> Listing:
     if tag is not None:
         wanted = tag.casefold()
         slots = [s for s in slots if any(t.casefold() == wanted for t in docs[s].tags)]  # type: ignore[union-attr]
-    records = [index.record_json(slot) for slot in slots]
+    records = [_listed(index, slot) for slot in slots]
     records.sort(key=lambda r: r["id"])
     records.sort(key=lambda r: r["created"] or "", reverse=True)
     return Listing(records, index.skipped)
+
+
+def _listed(index: StoreIndex, slot: int) -> dict[str, Any]:
+    """A ``list --json`` item: the record with its derived status, as ``show --json`` has it.
+
+    A record that an active one supersedes is ``superseded`` whatever its file says
+    (SPEC.md §11), and ``supersededBy`` names who; never shown as if it were active.
+    """
+    doc = index.inverted.docs[slot]
+    assert doc is not None
+    data = dict(index.record_json(slot))  # a copy: the index keeps its own
+    superseded_by = index.superseded_by.get(doc.id, [])
+    if superseded_by:
+        data["status"] = "superseded"
+    data["supersededBy"] = list(superseded_by)
+    return data
 
 
 # --- record / feedback -----------------------------------------------------------------------

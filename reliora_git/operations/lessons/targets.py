@@ -58,7 +58,7 @@ def find_target(index: StoreIndex, id_or_prefix: str) -> Target:
         raise RelioraError(
             f"id {id_or_prefix!r} names more than one record file: {names}", code="ambiguous_id"
         )
-    raise RelioraError(f"no experience with id {id_or_prefix!r}", code="unknown_id")
+    raise index.unknown_id(id_or_prefix, [record_id for _, record_id in _invalid_files(index)])
 
 
 def _invalid_files(index: StoreIndex) -> Iterable[tuple[str, str]]:

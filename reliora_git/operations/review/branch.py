@@ -83,6 +83,19 @@ class RecordChange:
 class Side:
     ref: str
     commit: str
+    #: Why this base (the base side only): "given with --base", or how the default was chosen.
+    reason: str = ""
+    #: The local branch of a remote base whose unpushed commits head holds, and how many:
+    #: they are reviewed as part of the change, as its pull request would show them.
+    local_ahead: tuple[str, int] | None = None
+
+    @property
+    def chosen(self) -> bool:
+        """Reliora chose this base (no --base): people are told which and why."""
+        return self.reason not in ("", GIVEN_BASE)
+
+
+GIVEN_BASE = "given with --base"
 
 
 @dataclass
@@ -148,13 +161,17 @@ def find_sides(store: Store, base: str | None, head: str) -> tuple[Side, Side]:
             f"{head!r} does not name a commit here (`git branch -a` lists the branches)",
             code="unknown_ref",
         )
+    given = base is not None
+    reason = GIVEN_BASE
     if base is None:
-        base = git.default_branch(store.root)
-        if base is None:
+        chosen = git.review_base(store.root)
+        if chosen is None:
             raise RelioraError(
-                "cannot tell the default branch (no origin/HEAD, main or master); pass --base",
+                "cannot tell the default branch (no origin/HEAD, origin/main, main or master); "
+                "pass --base",
                 code="unknown_ref",
             )
+        base, reason = chosen.ref, chosen.reason
     base_commit = git.verify_ref(store.root, base)
     if base_commit is None:
         raise RelioraError(
@@ -164,7 +181,27 @@ def find_sides(store: Store, base: str | None, head: str) -> tuple[Side, Side]:
     # Like a pull request: what head adds since it forked, not what base did meanwhile.
     fork = git.merge_base(store.root, base_commit, head_commit) or base_commit
     shown = base.removeprefix("refs/heads/").removeprefix("refs/remotes/")
-    return Side(shown, fork), Side(head, head_commit)
+    # Said only of a base reliora chose: a --base is what the user asked for.
+    ahead = None if given else _local_ahead(store, base, base_commit, head_commit)
+    return Side(shown, fork, reason, ahead), Side(head, head_commit)
+
+
+def _local_ahead(
+    store: Store, base: str, base_commit: str, head_commit: str
+) -> tuple[str, int] | None:
+    """The local branch of remote ``base`` (``main`` for origin/main) when head holds commits
+    of it that ``base`` lacks: the never pushed commits that the review counts as the change's."""
+    if not base.startswith("refs/remotes/"):
+        return None
+    name = base.removeprefix("refs/remotes/").partition("/")[2]
+    local = f"refs/heads/{name}"
+    if not name or git.verify_ref(store.root, local) is None:
+        return None
+    shared = git.merge_base(store.root, local, head_commit)
+    if shared is None:
+        return None
+    count = git.count_commits(store.root, shared, base_commit)
+    return (name, count) if count else None
 
 
 def build_review(
