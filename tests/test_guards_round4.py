@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from reliora_git.storage.store import Store
-from tests.conftest import Cli, git
+from tests.conftest import Cli, RecordMaker, git
 
 SHA1 = r"hashlib\.sha1\b"
 WRAPPER = "src/crypto/legacy.py"
@@ -408,3 +408,40 @@ def test_mcp_about_names_guard_watched_lessons(store: Store, repo: Path, cli: Cl
             assert result["guards"][0]["existing"] == "allowed"
 
     run(scenario)
+
+
+# --- the hook judges a guard the commit brings as review does ---------------------------------
+
+
+def _hand_written_guard(repo: Path, write_record: RecordMaker, **guard: object) -> None:
+    (repo / "src").mkdir(exist_ok=True)
+    (repo / "src" / "legacy.py").write_text("import hashlib\nhashlib.sha1(b'x')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "code")
+    write_record(
+        "no-sha1",
+        "Do not use sha1 for new digests",
+        "## Problems\n- sha1 digests were flagged\n\n## Solution\nUse hashlib.sha256.\n",
+        guards=[{"pattern": r"hashlib\.sha1\b", **guard}],
+    )
+    git(repo, "add", "-A")
+
+
+def test_the_hook_refuses_a_new_guard_that_matches_the_code_as_review_does(
+    store: Store, write_record: RecordMaker, repo: Path, cli: Cli
+) -> None:
+    _hand_written_guard(repo, write_record)
+    done = cli("check", "--staged")
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert "already matches head's code (src/legacy.py:2)" in said
+    assert "commit stopped" in said
+
+
+def test_the_hook_warns_when_the_record_accepted_the_matches(
+    store: Store, write_record: RecordMaker, repo: Path, cli: Cli
+) -> None:
+    _hand_written_guard(repo, write_record, existing="allowed")
+    done = cli("check", "--staged")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "matches accepted when it was saved (existing: allowed)" in done.stdout + done.stderr

@@ -142,7 +142,8 @@ def test_the_hook_names_a_command_that_shows_related_records_in_full(
     other = _saved_id(cli("record", *ORIGINAL))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a lesson")
-    related = ["--title", "Pytest timeouts flaky on CI", "--problem", "pytest-timeout kills slow",
+    related = ["--title", "Pytest timeouts on CI for the slow fixture suite", "--problem",
+               "pytest-timeout kills slow database fixtures under xdist workers",
                "--solution", "Mark slow tests"]  # fmt: skip
     assert cli("record", *related).returncode == 0
     git(repo, "add", "-A")

@@ -97,7 +97,7 @@ guard_app = typer.Typer(
 
 @guard_app.command("list")
 def guard_list(repo: RepoOption = None, json_output: JsonFlag = False) -> None:
-    """List every active guard: its pattern, files, severity, message and lesson.
+    """List every active guard, its files, severity and lesson.
 
     The paths a guard looks at are its own globs, else its lesson's paths, else
     every file outside .reliora/; files matching its exclude globs are left out.

@@ -163,6 +163,7 @@ def check_staged(
         view = staged.view(duplicate_overlap)
         report = check_entries(view, staged.changed, similar_for, staged.modified)
         guards = staged_guards(store, staged)
+        judge_new_guards(store, staged, report)
         if staged.index is not None:
             staged.index.close()
     if not duplicates:
@@ -215,6 +216,59 @@ def staged_guards(store: Store, staged: StagedStore) -> GuardReport:
     found = staged_report(store, guards, staged.top, staged.prefix, budget_meter(COMMIT_SECONDS))
     mark_stale(store, found.findings, guards)
     return found
+
+
+def judge_new_guards(store: Store, staged: StagedStore, report: CheckReport) -> None:
+    """A guard the commit brings that matches HEAD's code already is an error on its record,
+    as ``record`` refuses it and ``review`` fails it (a warning when its record says the
+    matches were accepted: ``existing: allowed``), so that the hook judges it alike.
+
+    Only staged records with guards are judged, each against HEAD's version of it (a
+    renamed record keeps the guards it had: not judged); HEAD's files are scanned within a
+    commit's time budget. The lines the commit adds are the guards' own run
+    (:func:`staged_guards`).
+    """
+    if staged.index is None or staged.top is None or not any(
+        entry.record is not None and entry.record.guards for entry in staged.changed
+    ):
+        return
+    from reliora_git.operations.guards.added import changed_guards
+    from reliora_git.operations.guards.budget import COMMIT_SECONDS, budget_meter
+    from reliora_git.operations.guards.scan import guards_of_index
+    from reliora_git.records.parse import parse_record
+
+    head = git.verify_ref(store.root, "HEAD")
+    records = []
+    for entry in staged.changed:
+        if entry.record is None or not entry.record.guards:
+            continue
+        before = None
+        if head is not None:
+            done = git.run(
+                ["cat-file", "blob", f"HEAD:{staged.prefix}{entry.locator}"],
+                staged.top,
+                check=False,
+            )
+            if done:
+                try:
+                    before = parse_record(done.decode("utf-8", "replace"), entry.locator).record
+                except RecordError:
+                    before = None
+        if before is None and entry.locator in staged.modified:
+            continue  # renamed: its guards were judged when they came in
+        records.append((entry.locator, entry.record, before))
+    if not records or head is None:
+        return
+    brought, _ = changed_guards(
+        store, guards_of_index(staged.index), records, head, budget_meter(COMMIT_SECONDS)
+    )
+    found: dict[str, list[Problem]] = {}
+    for guard in brought:
+        problem = guard.problem()
+        if problem is not None:
+            found.setdefault(guard.locator, []).append(problem)
+    ids = {locator: record.id for locator, record, _ in records}
+    report.add_problems(found, [entry.locator for entry in staged.changed], ids)
 
 
 def add_secret_problems(
