@@ -10,16 +10,10 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.agents.capture import (
-    MAX_FEEDBACK,
-    OPENING,
-    Trouble,
-    ask_text,
-    error_line,
-    find,
-    is_probe,
-)
+from reliora_git.operations.agents.capture import MAX_FEEDBACK, ask_text
 from reliora_git.operations.agents.clients.base import Step
+from reliora_git.operations.agents.errorline import error_line
+from reliora_git.operations.agents.trouble import OPENING, Trouble, find, is_probe
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker
 
@@ -142,9 +136,7 @@ def test_the_ask_names_the_evidence_the_command_and_the_lessons_without_feedback
     found = find([FAILED, EDIT, PASSED, Step("feedback", files=("got-feedback",))])
     text = ask_text(found, ["pushed-1", "got-feedback", "pushed-2"], relative)
     assert text.startswith(OPENING)
-    assert (
-        "- `python3 check.py` failed, then passed after changes to src/billing.py"
-    ) in text
+    assert ("- `python3 check.py` failed, then passed after changes to src/billing.py") in text
     # The error line is the command's output, quoted as data in a fenced block.
     block = text[text.index("```text\n") :].split("\n")
     assert block[1] == "python3 check.py -> AssertionError: customer charged twice"

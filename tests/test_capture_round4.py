@@ -14,15 +14,10 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.agents.capture import (
-    MAX_TOUCHED,
-    RESOLVED,
-    PushedLesson,
-    ask_text,
-    find,
-)
+from reliora_git.operations.agents.capture import MAX_TOUCHED, RESOLVED, PushedLesson, ask_text
 from reliora_git.operations.agents.clients.base import Step
 from reliora_git.operations.agents.errorline import error_line, is_summary
+from reliora_git.operations.agents.trouble import find
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 from tests.test_capture import answered, prompt, stop

@@ -12,12 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.records.code_change import (
-    MAX_JUDGED_BYTES,
-    docstring_lines,
-    meaningful,
-    syntax_of,
-)
+from reliora_git.records.code_change import MAX_JUDGED_BYTES, docstring_lines, meaningful
+from reliora_git.records.code_lines import syntax_of
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, git
 

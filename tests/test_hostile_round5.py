@@ -153,7 +153,8 @@ INJECTION = (
 
 
 def _ask(steps: list[object], pushed: tuple[str, ...] = ()) -> str:
-    from reliora_git.operations.agents.capture import ask_text, find
+    from reliora_git.operations.agents.capture import ask_text
+    from reliora_git.operations.agents.trouble import find
 
     return ask_text(find(steps), list(pushed), lambda file: file)  # type: ignore[arg-type]
 
@@ -235,8 +236,8 @@ def test_passwords_on_a_command_line_are_masked_in_the_ask_and_refused_by_record
 
 
 def test_reading_a_session_is_linear_in_its_steps() -> None:
-    from reliora_git.operations.agents.capture import FILES_KEPT, MAX_FAILING, find
     from reliora_git.operations.agents.clients.base import Step
+    from reliora_git.operations.agents.trouble import FILES_KEPT, MAX_FAILING, find
 
     steps: list[Step] = [Step("run", f"tool{n} x", failed=True) for n in range(2000)]
     steps += [Step("edit", files=(f"f{n}.py",)) for n in range(2000)]

@@ -16,6 +16,9 @@ and one that is absolute or climbs out with ``..`` is reported missing.
 the commits a branch adds to its code are the change under review, not news
 that the lesson went out of date — a guard finding is never called stale
 because of the very lines it caught.
+
+The log and the trees are read by gitrepo/file_history.py; whether a change of a file
+changed its code (not only comments or whitespace) is judged in operations/changed_code.py.
 """
 
 from __future__ import annotations
@@ -25,30 +28,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reliora_git.gitrepo import git
+from reliora_git.gitrepo.file_history import (
+    Commit,
+    Log,
+    change_commits,
+    existing,
+    file_log,
+    shallow_boundary,
+)
 from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import Store
-
-#: Fields of one commit in the log: sha, commit time, author, subject.
-_FORMAT = "%x1e%H%x1f%ct%x1f%an%x1f%s"
-
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    time: int
-    author: str
-    subject: str
-
-    def to_json(self) -> dict[str, Any]:
-        import datetime as dt
-
-        when = dt.datetime.fromtimestamp(self.time, dt.timezone.utc)
-        return {
-            "commit": self.sha[:12],
-            "date": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "author": self.author,
-            "subject": self.subject,
-        }
 
 
 @dataclass
@@ -305,13 +294,13 @@ def _measure(
     )
     wanted = [*record_files.values(), *event_folders, *paths]
     tip = "HEAD" if at is None else at.tip
-    log = _log(store, wanted if len(wanted) <= MAX_PATHSPECS else None, tip)
-    existing = _existing(store, paths, tip)
+    log = file_log(store.root, wanted if len(wanted) <= MAX_PATHSPECS else None, tip)
+    present = existing(store.root, paths, tip)
     under_review: set[str] = set()
     if at is not None and at.base is not None:
-        existing |= _existing(store, paths, at.base)
-        under_review = change_commits(store, at.base, at.tip)
-    boundary = _shallow_boundary(store)
+        present |= existing(store.root, paths, at.base)
+        under_review = change_commits(store.root, at.base, at.tip)
+    boundary = shallow_boundary(store.root)
     newest: dict[str, int] = {}
     tracked = set(record_files.values()) | {prefix + loc for s in measured for loc, _ in s.events}
     exact = {p for p in paths if not p.endswith("/")}
@@ -335,7 +324,7 @@ def _measure(
     results = []
     for subject in measured:
         own = [p for p in subject.paths if safe_path(p)]
-        missing = [p for p in subject.paths if not safe_path(p) or not _exists(p, existing)]
+        missing = [p for p in subject.paths if not safe_path(p) or not _exists(p, present)]
         position = newest.get(record_files[subject.id])
         if (position is None and boundary) or (
             position is not None and log[position][0].sha in boundary
@@ -374,7 +363,7 @@ def _measure(
 
 def _code_touched(
     store: Store,
-    log: list[tuple[Commit, dict[str, FileChange]]],
+    log: Log,
     touching: dict[str, list[tuple[int, tuple[str, ...]]]],
     measured: Sequence[Subject],
     newest: dict[str, int],
@@ -395,7 +384,9 @@ def _code_touched(
             for nth, names in touching.get(path, ()):
                 if nth < position:
                     judged.update((nth, name) for name in names)
-    changed = _code_changes(store, log, judged)
+    from reliora_git.operations.changed_code import changed_code  # only when code changed
+
+    changed = changed_code(store, log, judged)
     return {
         path: [
             nth
@@ -406,149 +397,15 @@ def _code_touched(
     }
 
 
-#: Files whose contents are judged: regular files (a mode, a link, a submodule counts).
-_REGULAR = ("100644", "100755")
-
-
-def _code_changes(
-    store: Store, log: list[tuple[Commit, dict[str, FileChange]]], judged: set[tuple[int, str]]
-) -> set[tuple[int, str]]:
-    """Which of the ``judged`` (commit, file) changes changed code.
-
-    An added, deleted or retyped file always did. For a modified one the two blobs are
-    read (one ``git cat-file --batch`` for all) and judged; verdicts are kept by the blobs
-    and the language (a blob pair judges the same whatever commit made it).
-    """
-    from reliora_git.records.code_change import MAX_JUDGED_BYTES, Judge, syntax_of
-
-    changed: set[tuple[int, str]] = set()
-    waiting: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
-    names: dict[tuple[str, str, str], str] = {}
-    for nth, name in judged:
-        old_mode, new_mode, old_blob, new_blob, status = log[nth][1][name]
-        if status != "M" or old_mode != new_mode or new_mode not in _REGULAR:
-            changed.add((nth, name))
-            continue
-        key = (old_blob, new_blob, syntax_of(name).name)
-        waiting.setdefault(key, []).append((nth, name))
-        names[key] = name
-    if not waiting:
-        return changed
-    verdicts = _VerdictCache(store)
-    unknown = [key for key in waiting if key not in verdicts.entries]
-    blobs: dict[str, git.Blob] = {}
-    if unknown:
-        try:
-            wanted = [blob for key in unknown for blob in key[:2]]
-            blobs = git.read_blobs(store.root, wanted, MAX_JUDGED_BYTES)
-        except RelioraError:
-            blobs = {}  # not readable here (a partial clone): every change counts
-        texts = {
-            blob: found.data.decode("utf-8", "replace")
-            for blob, found in blobs.items()
-            if found.data is not None
-        }
-        judge = Judge()
-        for key in unknown:
-            old, new = texts.get(key[0]), texts.get(key[1])
-            verdicts.entries[key] = (
-                old is None or new is None or judge.meaningful(names[key], old, new)
-            )
-        verdicts.save()
-    for key, changes in waiting.items():
-        if verdicts.entries[key]:
-            changed.update(changes)
-    return changed
-
-
-class _VerdictCache:
-    """Whether a change of code changed it, by (old blob, new blob, language), in
-    ``<cache>.changes``: what two blobs say never changes (the judging code is in the
-    cache's stamp)."""
-
-    #: Above this many verdicts the file starts again (a few MB at most).
-    LIMIT = 100_000
-
-    def __init__(self, store: Store) -> None:
-        from reliora_git.storage.cache import cache_file, read_cache
-
-        self.root = store.root.resolve()
-        path = cache_file(self.root)
-        self.path = None if path is None else path.with_suffix(".changes")
-        stored = None if self.path is None else read_cache(self.path, self.root)
-        self.entries: dict[tuple[str, str, str], bool] = {}
-        if isinstance(stored, dict) and len(stored) < self.LIMIT:
-            self.entries = stored
-
-    def save(self) -> None:
-        from reliora_git.storage.cache import write_cache
-
-        if self.path is not None:
-            write_cache(self.path, self.root, self.entries)
-
-
 def _folder(locator: str) -> str:
     """The folder of a store file, ending with ``/`` (a feedback event's record folder)."""
     return locator.rsplit("/", 1)[0] + "/"
 
 
-def _shallow_boundary(store: Store) -> set[str]:
-    """The commits a shallow clone's history stops at (empty for a full clone)."""
-    out = git.run(["rev-parse", "--git-path", "shallow"], store.root, check=False).strip()
-    path = store.root / out.decode("utf-8", "surrogateescape")
-    try:
-        return set(path.read_text(encoding="ascii").split())
-    except (OSError, UnicodeDecodeError):
-        return set()
-
-
-#: One file of a commit in the log: (old mode, new mode, old blob, new blob, status letter).
-FileChange = tuple[str, str, str, str, str]
-
-
-def _log(
-    store: Store, pathspecs: list[str] | None, tip: str = "HEAD"
-) -> list[tuple[Commit, dict[str, FileChange]]]:
-    """Newest first: each commit of ``tip``'s history touching ``pathspecs`` (top-relative;
-    None: every commit) and the files it changed, each with its blobs (``--raw``)."""
-    specs = [f":(top,literal){p}" for p in pathspecs or []]
-    args = ["-c", "core.quotePath=false", "log", f"--format={_FORMAT}", "--raw", "--no-abbrev"]
-    out = git.run(
-        [*args, "--no-renames", "--end-of-options", tip, "--", *specs], store.root, check=False
-    )
-    commits: list[tuple[Commit, dict[str, FileChange]]] = []
-    for block in out.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
-        header, _, names = block.partition("\n")
-        sha, time, author, subject = [*header.split("\x1f"), "", "", ""][:4]
-        files: dict[str, FileChange] = {}
-        for line in names.splitlines():
-            meta, tab, name = line.partition("\t")
-            fields = meta[1:].split(" ")
-            if line.startswith(":") and tab and len(fields) == 5:
-                files[name] = (fields[0], fields[1], fields[2], fields[3], fields[4][:1])
-        commits.append((Commit(sha, int(time or 0), author, subject), files))
-    return commits
-
-
-def _existing(store: Store, paths: list[str], tree: str = "HEAD") -> set[str]:
-    if not paths:
-        return set()
-    specs = [f":(top,literal){p}" for p in paths]
-    args = ["-c", "core.quotePath=false", "ls-tree", "-r", "--name-only", "--full-tree", tree]
-    out = git.run([*args, "--", *specs], store.root, check=False)
-    return set(out.decode("utf-8", "surrogateescape").splitlines())
-
-
-def change_commits(store: Store, base: str, tip: str) -> set[str]:
-    """The commits of ``tip`` that ``base`` does not have: the change being judged."""
-    out = git.run(["rev-list", "--end-of-options", f"{base}..{tip}"], store.root, check=False)
-    return set(out.decode("ascii", "replace").split())
-
-
-def _exists(path: str, existing: set[str]) -> bool:
+def _exists(path: str, present: set[str]) -> bool:
     if path.endswith("/"):
-        return any(name.startswith(path) for name in existing)
-    return path in existing
+        return any(name.startswith(path) for name in present)
+    return path in present
 
 
 @dataclass(frozen=True)
@@ -570,7 +427,7 @@ def history_of(store: Store, locator: str) -> History | None:
     if git.toplevel(store.root) is None:
         return None
     prefix = git.show_prefix(store.root)
-    log = _log(store, [prefix + locator])
+    log = file_log(store.root, [prefix + locator])
     if not log:
         return None
     return History(added=log[-1][0], last_changed=log[0][0], commits=len(log))

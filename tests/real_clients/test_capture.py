@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.agents.capture import OPENING
+from reliora_git.operations.agents.trouble import OPENING
 from tests.conftest import Cli, git
 from tests.real_clients import anthropic_api
 from tests.real_clients.mock_model import MockModel, find_binary

@@ -4,7 +4,7 @@ Claude Code, Codex and Gemini CLI keep each session's transcript locally; the tr
 the end-of-turn ask looks for (a command that failed and later passed after a change, the
 person correcting the agent) are in them. Read-only and local: the files are found where
 each client keeps them for this working tree, read with the client's own transcript reader
-and the ask's detector (capture.py), and what comes out is masked (the store's secret
+and the ask's detector (trouble.py), and what comes out is masked (the store's secret
 scanner) and neutralised before it is shown.
 
 * Claude Code: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, ``projects/<the path, every other
@@ -126,7 +126,7 @@ def past_troubles(top: Path, home: Path | None = None) -> list[PastTrouble]:
 
 
 def _troubles(client: str, path: Path, steps: list[Step], top: Path) -> list[PastTrouble]:
-    from reliora_git.operations.agents.capture import find
+    from reliora_git.operations.agents.trouble import find
     from reliora_git.operations.paths import repo_relative
     from reliora_git.records.credentials import redact
     from reliora_git.records.text import neutralize, remove_invisible

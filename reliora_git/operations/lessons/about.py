@@ -202,7 +202,8 @@ def stale_records(
     Measured: those that name code paths or have ``outdated`` feedback (SPEC.md §12);
     retired and superseded ones only with ``include_retired``.
     """
-    from reliora_git.operations.freshness import Subject, change_commits, freshness_events
+    from reliora_git.gitrepo.file_history import change_commits
+    from reliora_git.operations.freshness import Subject, freshness_events
 
     at = stale_base(store, base)
     index = open_index(store)
@@ -231,5 +232,7 @@ def stale_records(
         for slot, subject in zip(with_paths, subjects, strict=True)
         if found[subject.id].state == "stale"
     ]
-    left_out = 0 if at is None or at.base is None else len(change_commits(store, at.base, at.tip))
+    left_out = (
+        0 if at is None or at.base is None else len(change_commits(store.root, at.base, at.tip))
+    )
     return StaleList(len(with_paths), stale, at, left_out)
