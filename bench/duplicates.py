@@ -70,19 +70,15 @@ class Evidence:
     found: dict[str, tuple[float, bool, float]]
 
     def flagged(self, record_id: str, threshold: float) -> bool:
+        from reliora_git.search.duplicates import is_likely
+
         hit = self.found.get(record_id)
-        return hit is not None and likely(*hit, threshold)
+        return hit is not None and is_likely(*hit, threshold)
 
     def any_flagged(self, threshold: float) -> bool:
-        return any(likely(*hit, threshold) for hit in self.found.values())
+        from reliora_git.search.duplicates import is_likely
 
-
-def likely(overlap: float, exact: bool, reverse: float, threshold: float) -> bool:
-    """find_similar's verdict at ``threshold`` (search/duplicates.py)."""
-    from reliora_git.search.duplicates import MUTUAL_MARGIN, MUTUAL_REVERSE
-
-    mutual = overlap >= threshold - MUTUAL_MARGIN and reverse >= MUTUAL_REVERSE
-    return exact or overlap >= threshold or mutual
+        return any(is_likely(*hit, threshold) for hit in self.found.values())
 
 
 def evidence_of(record: Any, index: Any) -> Evidence:

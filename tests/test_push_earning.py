@@ -47,6 +47,16 @@ def test_a_line_needs_a_telling_word_in_its_title_or_tags() -> None:
     assert not earns_line([match("10", "title"), match("freezegun", "solution")])
 
 
+def _filler(write_record: RecordMaker) -> None:
+    """Notes on other topics, so that the lessons under test are a few among many."""
+    for number, topic in enumerate(FILLER):
+        write_record(
+            f"note-{number}",
+            f"A note about {topic}",
+            f"## Problems\n- {topic} misbehaved once\n\n## Solution\nRead the manual of {topic}.\n",
+        )
+
+
 def _commit(repo: Path) -> None:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "lessons")
@@ -72,12 +82,7 @@ def python_lessons(store: Store, write_record: RecordMaker, repo: Path) -> Store
         "A CI matrix of 10 jobs times out",
         "## Problems\n- py 3 jobs queue behind each other\n\n## Solution\nSplit the matrix.\n",
     )
-    for number, topic in enumerate(FILLER):
-        write_record(
-            f"note-{number}",
-            f"A note about {topic}",
-            f"## Problems\n- {topic} misbehaved once\n\n## Solution\nRead the manual of {topic}.\n",
-        )
+    _filler(write_record)
     _commit(repo)
     return store
 
@@ -110,12 +115,7 @@ def test_a_body_only_match_gets_no_line_but_a_title_match_does(
         "## Problems\n- old tokens stopped verifying\n\n"
         "## Solution\nKeep the old key as fallback.\n",
     )
-    for number, topic in enumerate(FILLER):
-        write_record(
-            f"note-{number}",
-            f"A note about {topic}",
-            f"## Problems\n- {topic} misbehaved once\n\n## Solution\nRead the manual of {topic}.\n",
-        )
+    _filler(write_record)
     _commit(repo)
     document = cli.json("brief", "--push", "tokens fail after the signer key rotation, why?")
     shown = {lesson["id"]: lesson for lesson in document["lessons"]}
@@ -150,12 +150,7 @@ def test_a_tool_name_many_lessons_share_does_not_bring_one_in_full(
             f"Handling {topic}",
             f"## Problems\n- {topic} broke {what}\n\n## Solution\nRead about {topic}.\n",
         )
-    for number, topic in enumerate(FILLER):
-        write_record(
-            f"note-{number}",
-            f"A note about {topic}",
-            f"## Problems\n- {topic} misbehaved once\n\n## Solution\nRead the manual of {topic}.\n",
-        )
+    _filler(write_record)
     _commit(repo)
     document = cli.json("brief", "--push", task)
     first = document["lessons"][0]

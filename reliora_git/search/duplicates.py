@@ -288,7 +288,7 @@ def find_similar(
         overlap, shared = overlap_of(tokens, set(matched), idf)
         is_likely = doc_id in exact or overlap >= duplicate_overlap
         reverse = None
-        if young and not is_likely and overlap >= duplicate_overlap - MUTUAL_MARGIN:
+        if young and not is_likely and near_threshold(overlap, duplicate_overlap):
             reverse = reverse_overlap(doc, candidate, pool)
             is_likely = reverse >= MUTUAL_REVERSE
         warnings.append(
@@ -310,6 +310,17 @@ def find_similar(
     likely = [w for w in warnings if w.likely][:MAX_WARNINGS]
     related = [w for w in warnings if not w.likely][:MAX_WARNINGS]
     return likely + related
+
+
+def near_threshold(overlap: float, duplicate_overlap: float) -> bool:
+    """Short of ``duplicate_overlap`` by at most MUTUAL_MARGIN: the mutual rule may decide."""
+    return duplicate_overlap - MUTUAL_MARGIN <= overlap < duplicate_overlap
+
+
+def is_likely(overlap: float, exact: bool, reverse: float, duplicate_overlap: float) -> bool:
+    """The §6.1 verdict with the mutual rule of a young store (``reverse`` 0 in a grown one)."""
+    mutual = near_threshold(overlap, duplicate_overlap) and reverse >= MUTUAL_REVERSE
+    return exact or overlap >= duplicate_overlap or mutual
 
 
 def reverse_overlap(existing: IndexedRecord, candidate: IndexedRecord, pool: Pool) -> float:

@@ -23,12 +23,12 @@ from reliora_git.operations.review.check import (
     index_owners,
 )
 from reliora_git.records.errors import RecordError, RelioraError
-from reliora_git.records.model import Problem
+from reliora_git.records.model import Problem, Record
 from reliora_git.search.duplicates import DEFAULT_DUPLICATE_OVERLAP, DocsPool
 from reliora_git.storage.catalog import Entry, read_entry
 from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, LINK_MODE, GitFiles, is_store_file
 from reliora_git.storage.index import StoreIndex, open_index
-from reliora_git.storage.store import Store
+from reliora_git.storage.store import MAX_RECORD_BYTES, Store
 from reliora_git.storage.values import paused_gc
 
 if TYPE_CHECKING:
@@ -228,35 +228,22 @@ def judge_new_guards(store: Store, staged: StagedStore, report: CheckReport) -> 
     commit's time budget. The lines the commit adds are the guards' own run
     (:func:`staged_guards`).
     """
-    if staged.index is None or staged.top is None or not any(
-        entry.record is not None and entry.record.guards for entry in staged.changed
-    ):
+    guarded = [e for e in staged.changed if e.record is not None and e.record.guards]
+    if staged.index is None or staged.top is None or not guarded:
         return
     from reliora_git.operations.guards.added import changed_guards
     from reliora_git.operations.guards.budget import COMMIT_SECONDS, budget_meter
     from reliora_git.operations.guards.scan import guards_of_index
-    from reliora_git.records.parse import parse_record
 
     head = git.verify_ref(store.root, "HEAD")
+    before = _head_records(staged, [e.locator for e in guarded]) if head else {}
     records = []
-    for entry in staged.changed:
-        if entry.record is None or not entry.record.guards:
-            continue
-        before = None
-        if head is not None:
-            done = git.run(
-                ["cat-file", "blob", f"HEAD:{staged.prefix}{entry.locator}"],
-                staged.top,
-                check=False,
-            )
-            if done:
-                try:
-                    before = parse_record(done.decode("utf-8", "replace"), entry.locator).record
-                except RecordError:
-                    before = None
-        if before is None and entry.locator in staged.modified:
+    for entry in guarded:
+        old = before.get(entry.locator)
+        if old is None and entry.locator in staged.modified:
             continue  # renamed: its guards were judged when they came in
-        records.append((entry.locator, entry.record, before))
+        assert entry.record is not None
+        records.append((entry.locator, entry.record, old))
     if not records or head is None:
         return
     brought, _ = changed_guards(
@@ -269,6 +256,22 @@ def judge_new_guards(store: Store, staged: StagedStore, report: CheckReport) -> 
             found.setdefault(guard.locator, []).append(problem)
     ids = {locator: record.id for locator, record, _ in records}
     report.add_problems(found, [entry.locator for entry in staged.changed], ids)
+
+
+def _head_records(staged: StagedStore, locators: list[str]) -> dict[str, Record]:
+    """HEAD's versions of the records at ``locators`` that HEAD has and that read: one
+    ``ls-tree`` and one ``cat-file --batch``."""
+    assert staged.top is not None
+    listed = git.ls_tree(staged.top, "HEAD", [staged.prefix + loc for loc in locators])
+    blobs = {entry.path[len(staged.prefix) :]: entry.blob for entry in listed}
+    texts = git.read_blobs(staged.top, list(blobs.values()), MAX_RECORD_BYTES)
+    found = {}
+    for locator, blob in blobs.items():
+        data = texts[blob].data
+        entry = read_entry(locator, data.decode("utf-8", "replace")) if data else None
+        if entry is not None and entry.record is not None:
+            found[locator] = entry.record
+    return found
 
 
 def add_secret_problems(
