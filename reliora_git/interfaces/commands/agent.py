@@ -1,4 +1,4 @@
-"""``agent install | uninstall | status`` and ``hook``: wiring agent clients to the store."""
+"""``agent install | uninstall | status | log`` and ``hook``: wiring agent clients to the store."""
 
 from __future__ import annotations
 
@@ -276,6 +276,79 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
                 printer.line(f"  {line}")
         else:
             printer.line("Hook log: empty")
+
+
+@agent_app.command("log")
+def log_(
+    session: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[SESSION]",
+            help="A session id (as the client gave it, or as listed); default: recent sessions.",
+            show_default=False,
+        ),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, help="Sessions listed (default 20).")
+    ] = 20,
+    repo: RepoDirOption = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Show what recent agent sessions were pushed.
+
+    Read from the session memory the hooks keep under the git directory (one
+    file per session, this clone only). Without SESSION: the recent sessions,
+    newest first, with their clients, pushes and characters. With SESSION: each
+    push's time, client, event, lessons (full or line) and characters, and the
+    session's total, the exact cost of the push. Pushes recorded before this
+    version have no time, client or event ("-").
+
+    \b
+    Examples:
+      reliora agent log
+      reliora agent log 5f0c2a9e-41b7 --json
+    """
+    from reliora_git.interfaces.output import Printer, print_json
+    from reliora_git.operations.agents import hook as agent_hook
+    from reliora_git.operations.agents import ledger
+
+    with reporting(json_output):
+        state = agent_hook.git_places(_root(repo)).state
+        printer = Printer()
+        if session is None:
+            sessions = ledger.recent_sessions(state, limit)
+            if json_output:
+                print_json({"sessions": [log.to_json(with_pushes=False) for log in sessions]})
+                return
+            if not sessions:
+                printer.line("No session was pushed in this clone yet (reliora agent install).")
+            for log in sessions:
+                clients = ", ".join(log.clients) or "-"
+                printer.line(
+                    f"{log.modified}  {_masked(log.session)}  {clients}  "
+                    f"{len(log.pushes)} push{'es' * (len(log.pushes) != 1)}  {log.total} chars"
+                )
+            return
+        found = ledger.session_log(state, session)
+        if json_output:
+            print_json(found.to_json())
+            return
+        printer.line(f"Session {_masked(found.session)} (last change {found.modified})")
+        for push in found.pushes:
+            lessons = ", ".join(f"{_masked(i)} ({form})" for i, form in push.lessons)
+            what = "the budget line" if push.spent and not lessons else lessons or "-"
+            printer.line(
+                f"  {push.time or '-'}  {push.client or '-'}  {push.event or '-'}  "
+                f"{push.chars} chars  {what}"
+            )
+        printer.line(f"Total: {found.total} characters in {len(found.pushes)} pushes")
+
+
+def _masked(text: str) -> str:
+    """Text from a session file on one line, control and invisible characters written out."""
+    from reliora_git.records.text import escape_invisible
+
+    return escape_invisible(" ".join(text.split()))
 
 
 def _switches(root: Path) -> list[Any]:

@@ -73,7 +73,7 @@ def run_hook(client: str = "claude-code") -> int:
             work.event, work.cwd = event.name, event.cwd
             places = hook.git_places(event.cwd)
             work.state = places.state
-            text = hook.answer(event, places)
+            text = hook.answer(event, places, client)
             if text:
                 from reliora_git.operations.agents import clients
 

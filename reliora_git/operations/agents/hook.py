@@ -86,12 +86,13 @@ def git_places(cwd: Path) -> GitPlaces:
     return GitPlaces(Path(lines[0]), (cwd / lines[1]).resolve())
 
 
-def answer(event: HookEvent, places: GitPlaces) -> str:
+def answer(event: HookEvent, places: GitPlaces, client: str = "") -> str:
     """The text to push for ``event`` ("" for nothing); RelioraError for a store problem.
 
     Every hook pushes the quiet form (operations/brief/push.py), once a session
     (operations/agents/session.py): the lessons are selected first, then the session's
-    memory is locked only while the push is composed and recorded.
+    memory is locked only while the push is composed and recorded; ``client`` names the
+    client in that memory (``agent log``).
     """
     from reliora_git.operations.agents.switches import personal_switch
     from reliora_git.storage.store import find_store
@@ -154,9 +155,11 @@ def answer(event: HookEvent, places: GitPlaces) -> str:
         notice = clone_notice(places) if guarded else ""
         guide = instructions(places.top)
         if notice or guide:
-            rest = _compose_and_record(event, places, settings.push_session_budget, found, relative)
+            rest = _compose_and_record(
+                event, places, settings.push_session_budget, found, relative, client
+            )
             return "\n\n".join(part for part in (guide, notice, rest) if part)
-    return _compose_and_record(event, places, settings.push_session_budget, found, relative)
+    return _compose_and_record(event, places, settings.push_session_budget, found, relative, client)
 
 
 #: The files a project install puts the hooks in.
@@ -235,7 +238,12 @@ def clone_notice(places: GitPlaces) -> str:
 
 
 def _compose_and_record(
-    event: HookEvent, places: GitPlaces, budget: int, found: list[Candidate], relative: list[str]
+    event: HookEvent,
+    places: GitPlaces,
+    budget: int,
+    found: list[Candidate],
+    relative: list[str],
+    client: str = "",
 ) -> str:
     """The push of ``found`` for ``event``, composed and recorded in the session's memory;
     ``budget``: the store's ``push_session_budget``."""
@@ -256,13 +264,13 @@ def _compose_and_record(
         if entries and budget and len(text) > left:
             entries, text = push.compose(found, pushed.forms, read, limit=left)
             if not entries:  # something new to say, and no room left for it this session
-                held.add({}, relative, len(push.SPENT), spent=True)
+                held.add({}, relative, len(push.SPENT), spent=True, client=client, event=event.name)
                 return push.SPENT
         if not entries:
             held.add({}, relative, 0)
             return ""
         forms = {entry.candidate.lesson.id: entry.form for entry in entries}
-        held.add(forms, relative, len(text))
+        held.add(forms, relative, len(text), client=client, event=event.name)
         return text
 
 

@@ -9,6 +9,9 @@ The memory is one small text file per session under the git directory
 (``$(git rev-parse --git-path reliora)/sessions/``), a line per fact, so that
 appending is all a hook ever writes:
 
+    push<TAB>TIME<TAB>CLIENT<TAB>EVENT<TAB>N
+                      a push starts: when (UTC), by which client and event, N characters;
+                      its full/line lines follow (older files lack it: ledger.py reads both)
     full<TAB>ID       a lesson pushed in full
     line<TAB>ID       a lesson pushed as a line
     file<TAB>PATH     a file whose lessons were pushed (a read of it again needs nothing)
@@ -114,8 +117,16 @@ class Session:
         chars: int,
         spent: bool = False,
         asked: bool = False,
+        *,
+        client: str = "",
+        event: str = "",
     ) -> None:
-        lines = [f"{form}\t{_flat(lesson)}" for lesson, form in forms.items()]
+        """Append what a hook pushed; ``client`` and ``event`` say who, for ``agent log``."""
+        lines = []
+        if forms or spent:  # a push happened: one line that starts it
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            lines.append(f"push\t{stamp}\t{_flat(client) or '-'}\t{_flat(event) or '-'}\t{chars}")
+        lines += [f"{form}\t{_flat(lesson)}" for lesson, form in forms.items()]
         lines += [f"file\t{_flat(path)}" for path in files]
         if chars:
             lines.append(f"chars\t{chars}")
