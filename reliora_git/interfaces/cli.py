@@ -44,6 +44,7 @@ COMMAND_MODULES: dict[str, str] = {
     "org": "org",
     "agent": "agent",
     "hook": "agent",
+    "serve": "web",
 }
 #: The modules in the order their commands are listed by ``reliora --help``.
 MODULES = (
@@ -59,6 +60,7 @@ MODULES = (
     "mcp",
     "org",
     "agent",
+    "web",
 )
 
 

@@ -60,10 +60,14 @@ class GuardList:
         }
 
 
-def list_guards(store: Store) -> GuardList:
-    """The guards of the store's active records, by lesson id then position."""
-    with open_index(store) as index:
+def list_guards(store: Store, index: StoreIndex | None = None) -> GuardList:
+    """The guards of the store's active records, by lesson id then position (``index``: the
+    store's index when the caller holds it, as a long-running server does)."""
+    if index is not None:
         guards = guards_of_index(index)
+    else:
+        with open_index(store) as opened:
+            guards = guards_of_index(opened)
     guards.sort(key=lambda g: (g.record_id, g.guard.number))
     return GuardList(guards)
 

@@ -195,7 +195,11 @@ def _default_branch_elsewhere(store: Store) -> str | None:
 
 
 def stale_records(
-    store: Store, *, include_retired: bool = False, base: str | None = None
+    store: Store,
+    *,
+    include_retired: bool = False,
+    base: str | None = None,
+    index: StoreIndex | None = None,
 ) -> StaleList:
     """The records measured and the stale ones, judged where :func:`stale_base` says.
 
@@ -206,7 +210,7 @@ def stale_records(
     from reliora_git.operations.freshness import Subject, freshness_events
 
     at = stale_base(store, base)
-    index = open_index(store)
+    index = index or open_index(store)
     docs = index.inverted.docs
     slots = [
         slot

@@ -89,6 +89,8 @@ class ClientModule(Protocol):
     """The surface of each module in this package."""
 
     NAME: str
+    #: The hook event that carries the prompt push (None: the client has no such hook).
+    PROMPT_EVENT: str | None
     FILES: tuple[ClientFile, ...]
     SIGNS: tuple[str, ...]
 

@@ -38,6 +38,8 @@ from reliora_git.operations.agents.transcript import (
 )
 
 NAME = "claude-code"
+#: The event whose hook carries the prompt push (what `reliora serve` shows).
+PROMPT_EVENT: str | None = "UserPromptSubmit"
 #: Seconds Claude Code waits for the hook (its own limit; ours is far shorter).
 HOOK_TIMEOUT = 10
 #: Claude Code's tools that read or write one file, and the tool_input field naming it.

@@ -53,6 +53,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 NAME = "codex"
+#: The event whose hook carries the prompt push (what `reliora serve` shows).
+PROMPT_EVENT: str | None = "UserPromptSubmit"
 #: Seconds Codex waits for the hook (its own limit; ours is far shorter).
 HOOK_TIMEOUT = 10
 #: Codex's tool names in hook input: every shell command is "Bash"; edits are "apply_patch".

@@ -41,6 +41,8 @@ from reliora_git.operations.agents.clients.base import (
 from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
 
 NAME = "copilot"
+#: The event whose hook carries the prompt push (what `reliora serve` shows).
+PROMPT_EVENT: str | None = "userPromptSubmitted"
 #: Seconds Copilot waits for the hook (its default is 30; ours gives up far sooner).
 HOOK_TIMEOUT = 10
 #: Copilot CLI's tools that take one file as ``toolArgs.path``.

@@ -36,6 +36,8 @@ from reliora_git.operations.agents.clients.base import (
 from reliora_git.operations.agents.clients.instructions import BLOCK
 
 NAME = "cursor"
+#: Its prompt hook cannot add context (see above): no prompt push.
+PROMPT_EVENT: str | None = None
 #: Seconds Cursor waits for the hook (its own default is longer; ours gives up far sooner).
 HOOK_TIMEOUT = 10
 #: Cursor's tools that read or write one file.

@@ -47,6 +47,8 @@ from reliora_git.operations.agents.transcript import (
 from reliora_git.records.errors import RelioraError
 
 NAME = "gemini"
+#: The event whose hook carries the prompt push (what `reliora serve` shows).
+PROMPT_EVENT: str | None = "BeforeAgent"
 SETTINGS_PATH = ".gemini/settings.json"
 #: Milliseconds (Gemini's unit) before Gemini gives up on the hook; ours is far shorter.
 HOOK_TIMEOUT_MS = 10_000

@@ -1,0 +1,264 @@
+"""What each page of ``reliora serve`` shows, as plain values for its template.
+
+Every page reads the store through the index the server holds (storage/index.py
+``LiveIndex``) and the same operations the commands call: a search is
+``search --json``'s document, one lesson is ``show --json``'s, "try a prompt" is
+``brief --push``, the guards are ``guard list``, the stale lessons ``stale``, the
+cold-start list ``history`` (this repository's git history only: the server reads
+nothing outside the repository, so no agent transcripts under HOME), the sessions
+``agent log``. Nothing here writes: no draft, no session memory, no feedback.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reliora_git.records.errors import RelioraError
+from reliora_git.storage.index import StoreIndex
+from reliora_git.storage.store import Store, check_id
+
+#: Lessons a page of the list shows, and search results shown.
+PAGE_SIZE = 50
+SEARCH_SHOWN = 20
+#: Related lessons under one lesson.
+RELATED_SHOWN = 5
+#: Entries of the cold-start list.
+HISTORY_SHOWN = 20
+MAX_PROMPT = 20_000
+MAX_FILES_TEXT = 10_000
+
+
+@dataclass
+class Memo:
+    """Answers that depend on the index and on HEAD (stale lessons, the cold-start list),
+    kept until either changes: they read git history, too slow for every page."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    values: dict[str, tuple[tuple[int, str], Any]] = field(default_factory=dict)
+
+    def get(self, name: str, key: tuple[int, str], make: Any) -> Any:
+        with self.lock:
+            found = self.values.get(name)
+            if found is not None and found[0] == key:
+                return found[1]
+        value = make()
+        with self.lock:
+            self.values[name] = (key, value)
+        return value
+
+
+def head_of(store: Store) -> str:
+    """HEAD's commit ("" outside git or before the first commit)."""
+    from reliora_git.gitrepo import git
+
+    try:
+        out = git.run(["rev-parse", "--verify", "-q", "HEAD"], store.root, check=False)
+    except RelioraError:
+        return ""
+    return out.decode("ascii", "replace").strip()
+
+
+def stale_ids(store: Store, index: StoreIndex, memo: Memo) -> dict[str, Any]:
+    """Record id → its freshness JSON, for the stale ones (``reliora stale``)."""
+    from reliora_git.operations.lessons.about import stale_records
+
+    def make() -> dict[str, Any]:
+        found = stale_records(store, include_retired=True, index=index)
+        return {data["id"]: fresh.to_json() for data, fresh in found.stale}
+
+    return memo.get("stale", (id(index), head_of(store)), make)  # type: ignore[no-any-return]
+
+
+def _marks(index: StoreIndex, slot: int, stale: dict[str, Any]) -> dict[str, Any]:
+    doc = index.inverted.docs[slot]
+    assert doc is not None
+    superseded_by = index.superseded_by.get(doc.id, [])
+    return {
+        "status": "superseded" if superseded_by else doc.status,
+        "supersededBy": list(superseded_by),
+        "retired": not doc.is_active or bool(superseded_by),
+        "stale": doc.id in stale,
+        "guarded": bool(doc.guards) and doc.is_active,
+    }
+
+
+def lessons_page(
+    store: Store, index: StoreIndex, memo: Memo, query: str, page: int, retired: bool
+) -> dict[str, Any]:
+    """The lessons: a search (``search --json``'s document, every score field by field), or
+    the whole list a page at a time, retired, stale and guarded ones marked."""
+    stale = stale_ids(store, index, memo)
+    if query.strip():
+        from reliora_git.operations.lessons import reads
+
+        result = reads.search(store, query, include_retired=retired, index=index)
+        freshness = result.shown_freshness(store, SEARCH_SHOWN)
+        document = result.document(SEARCH_SHOWN, freshness)
+        for item in document["results"]:
+            slot = index.slot_of(item["id"])
+            item["marks"] = _marks(index, slot, stale) if slot is not None else {}
+        return {"query": query, "retired": retired, "search": document}
+    docs = index.inverted.docs
+    slots = sorted(index.slots(), key=lambda s: docs[s].id)  # type: ignore[union-attr]
+    pages = max(1, -(-len(slots) // PAGE_SIZE))
+    page = min(max(page, 1), pages)
+    rows = []
+    for slot in slots[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
+        doc = docs[slot]
+        assert doc is not None
+        rows.append({"id": doc.id, "title": doc.title, "tags": list(doc.tags),
+                     "marks": _marks(index, slot, stale)})  # fmt: skip
+    return {
+        "query": "",
+        "retired": retired,
+        "rows": rows,
+        "pageNumber": page,
+        "pages": pages,
+        "total": len(slots),
+        "staleCount": len(stale),
+    }
+
+
+def lesson_page(store: Store, index: StoreIndex, memo: Memo, record_id: str) -> dict[str, Any]:
+    """One lesson as ``show --json`` gives it, its marks, guards and related lessons."""
+    from reliora_git.operations.guards.listing import guard_json
+    from reliora_git.operations.guards.scan import guards_of_index
+    from reliora_git.operations.lessons import reads
+    from reliora_git.search.rank import Query
+
+    shown = reads.show(store, record_id, index)  # the CLI's check of ids: never a path
+    record = shown.document()
+    own_id = shown.record.id
+    slot = index.slot_of(own_id)
+    marks = _marks(index, slot, stale_ids(store, index, memo)) if slot is not None else {}
+    guards = [guard_json(g) for g in guards_of_index(index, [own_id])]
+    words = " ".join([shown.record.title, *shown.record.tags])
+    related = []
+    for hit in index.similar_hits(Query.parse(words), own_id)[:RELATED_SHOWN]:
+        related.append({"id": hit.doc.id, "title": hit.doc.title, "level": hit.level,
+                        "score": round(hit.score, 3)})  # fmt: skip
+    events = sorted(record["feedbackEvents"], key=lambda e: str(e.get("at")), reverse=True)
+    return {
+        "record": record,
+        "sections": _sections(record),
+        "marks": marks,
+        "guards": guards,
+        "related": related,
+        "events": events,
+    }
+
+
+#: Record fields shown as the lesson's body, in the order of a record file.
+SECTIONS = (
+    ("Task", "task"),
+    ("Problems", "problems"),
+    ("Solution", "solution"),
+    ("Why it worked", "whyItWorked"),
+    ("Failed attempts", "failedAttempts"),
+    ("Warnings", "warnings"),
+    ("Applicability", "applicability"),
+    ("Verification", "verification"),
+)
+
+
+def _sections(record: dict[str, Any]) -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+    for heading, key in SECTIONS:
+        value = record.get(key)
+        if isinstance(value, list):
+            items = [v for v in value if isinstance(v, str) and v.strip()]
+            if items:
+                found.append((heading, items))
+        elif isinstance(value, str) and value.strip():
+            found.append((heading, value))
+    return found
+
+
+def files_of(text: str) -> list[str]:
+    """The files read, one a line, as ``--file`` takes them."""
+    if len(text) > MAX_FILES_TEXT:
+        raise RelioraError("the list of files is too long", code="usage")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def try_page(store: Store, index: StoreIndex, prompt: str, files_text: str) -> dict[str, Any]:
+    """What the hooks push for ``prompt`` and the files read: ``reliora brief --push PROMPT
+    --file F…`` exactly (a fresh session), and each client's hook output carrying it."""
+    from reliora_git.operations.agents.clients import CLIENTS
+    from reliora_git.operations.brief.push import push
+
+    files = files_of(files_text)
+    page: dict[str, Any] = {"prompt": prompt, "filesText": files_text, "ran": False}
+    if not (prompt.strip() or files):
+        return page
+    if len(prompt) > MAX_PROMPT:
+        raise RelioraError(f"a prompt here is at most {MAX_PROMPT} characters", code="usage")
+    result = push(store, prompt, files=files, index=index)
+    text = result.text()
+    page.update(
+        ran=True,
+        text=text,
+        chars=len(text),
+        document=result.to_json(),
+        clients=[_client_output(name, store.root, prompt, text) for name in CLIENTS],
+    )
+    return page
+
+
+def _client_output(name: str, root: Path, prompt: str, text: str) -> dict[str, Any]:
+    """What client ``name``'s prompt hook prints for ``text`` (None: it has no prompt hook)."""
+    from reliora_git.operations.agents.clients import load
+    from reliora_git.operations.agents.clients.base import HookEvent
+
+    module = load(name)
+    event_name = module.PROMPT_EVENT
+    if event_name is None or not text:
+        return {"client": name, "event": event_name, "output": None}
+    event = HookEvent("prompt", event_name, "", root, prompt=prompt)
+    return {"client": name, "event": event_name, "output": module.render_output(event, text)}
+
+
+def guards_page(store: Store, index: StoreIndex) -> dict[str, Any]:
+    from reliora_git.operations.guards.listing import list_guards
+
+    return list_guards(store, index).to_json()
+
+
+def stale_page(store: Store, index: StoreIndex, memo: Memo) -> dict[str, Any]:
+    stale = stale_ids(store, index, memo)
+    rows = []
+    for record_id, fresh in sorted(stale.items()):
+        slot = index.slot_of(record_id)
+        doc = index.inverted.docs[slot] if slot is not None else None
+        rows.append({"id": record_id, "title": doc.title if doc else "", "freshness": fresh})
+    return {"stale": rows}
+
+
+def history_page(store: Store, index: StoreIndex, memo: Memo) -> dict[str, Any]:
+    """``reliora history``'s list, from git only (never agent transcripts under HOME)."""
+    from reliora_git.interfaces.history_document import history_document
+
+    def make() -> dict[str, Any]:
+        return history_document(store, None, False, HISTORY_SHOWN, False)
+
+    return memo.get("history", (id(index), head_of(store)), make)  # type: ignore[no-any-return]
+
+
+def sessions_page(state: Path | None) -> dict[str, Any]:
+    from reliora_git.operations.agents.ledger import recent_sessions
+
+    return {"sessions": [log.to_json() for log in recent_sessions(state)]}
+
+
+def session_page(state: Path | None, session: str) -> dict[str, Any]:
+    from reliora_git.operations.agents.ledger import session_log
+
+    return session_log(state, session).to_json()
+
+
+def checked_id(value: str) -> str:
+    """An id as the CLI checks it (storage.store.check_id): a path is never an id."""
+    return check_id(value)
