@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import threading
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -110,8 +111,15 @@ class View:
             autoescape=True,  # every value is escaped unless a template says otherwise
         )
         self.templates.filters["visible"] = _visible
-        with self.index():
-            pass  # loaded once, now: the first page needs no walk
+        with self.index() as index:  # loaded once, now: the first page needs no walk
+            index.acquire()  # held by the warming thread, which gives it back
+        threading.Thread(target=self._warm, args=(index,), name="warm", daemon=True).start()
+
+    def _warm(self, index: StoreIndex) -> None:
+        try:
+            pages.warm(self.store, index, self.memo)
+        finally:
+            index.close()
 
     @contextlib.contextmanager
     def index(self) -> Iterator[StoreIndex]:

@@ -11,6 +11,7 @@ nothing outside the repository, so no agent transcripts under HOME), the session
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,20 +35,33 @@ MAX_FILES_TEXT = 10_000
 @dataclass
 class Memo:
     """Answers that depend on the index and on HEAD (stale lessons, the cold-start list),
-    kept until either changes: they read git history, too slow for every page."""
+    kept until either changes: they read git history, too slow for every page. One
+    computation of a name at a time: a second caller waits for the first one's answer."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
-    values: dict[str, tuple[tuple[int, str], Any]] = field(default_factory=dict)
+    locks: dict[str, threading.Lock] = field(default_factory=dict)
+    #: Name → the index and HEAD it was computed for (the index itself, not its id: an id
+    #: may be reused by a later index), and the answer.
+    values: dict[str, tuple[StoreIndex, str, Any]] = field(default_factory=dict)
 
-    def get(self, name: str, key: tuple[int, str], make: Any) -> Any:
+    def get(self, name: str, index: StoreIndex, head: str, make: Any) -> Any:
         with self.lock:
+            making = self.locks.setdefault(name, threading.Lock())
+        with making:
             found = self.values.get(name)
-            if found is not None and found[0] == key:
-                return found[1]
-        value = make()
-        with self.lock:
-            self.values[name] = (key, value)
-        return value
+            if found is not None and found[0] is index and found[1] == head:
+                return found[2]
+            value = make()
+            self.values[name] = (index, head, value)
+            return value
+
+
+def warm(store: Store, index: StoreIndex, memo: Memo) -> None:
+    """Fill the memo (stale lessons, the cold-start list) so that no visit waits for git
+    history; run in the background at start. A failure here is the page's to report."""
+    with contextlib.suppress(RelioraError, OSError):
+        stale_ids(store, index, memo)
+        history_page(store, index, memo)
 
 
 def head_of(store: Store) -> str:
@@ -69,7 +83,7 @@ def stale_ids(store: Store, index: StoreIndex, memo: Memo) -> dict[str, Any]:
         found = stale_records(store, include_retired=True, index=index)
         return {data["id"]: fresh.to_json() for data, fresh in found.stale}
 
-    return memo.get("stale", (id(index), head_of(store)), make)  # type: ignore[no-any-return]
+    return memo.get("stale", index, head_of(store), make)  # type: ignore[no-any-return]
 
 
 def _marks(index: StoreIndex, slot: int, stale: dict[str, Any]) -> dict[str, Any]:
@@ -244,7 +258,7 @@ def history_page(store: Store, index: StoreIndex, memo: Memo) -> dict[str, Any]:
     def make() -> dict[str, Any]:
         return history_document(store, None, False, HISTORY_SHOWN, False)
 
-    return memo.get("history", (id(index), head_of(store)), make)  # type: ignore[no-any-return]
+    return memo.get("history", index, head_of(store), make)  # type: ignore[no-any-return]
 
 
 def sessions_page(state: Path | None) -> dict[str, Any]:
