@@ -34,7 +34,7 @@ SHOTS = {
     "serve-search.png": "/?q=" + urllib.parse.quote_plus(SEARCH),
     "serve-lesson.png": f"/lesson/{LESSON}",
     "serve-try.png": "/try?prompt=" + urllib.parse.quote_plus(PROMPT),
-    "serve-sessions.png": "/sessions",
+    "serve-sessions.png": "/sessions/7d1c0e52-shots",
 }
 
 
