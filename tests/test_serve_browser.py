@@ -99,6 +99,8 @@ def site(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
     (repo / RETRY).write_text("def retry(): ...\n")
     git(repo, "add", "-A", env=env)
     git(repo, "commit", "-q", "-m", "lessons and code", env=env)
+    (repo / RETRY).write_text("def retry(attempts=5): ...\n")  # the lesson's code moves on
+    git(repo, "commit", "-q", "-am", "retry takes attempts", env=env)
     hook = {
         "session_id": "sess-web",
         "cwd": str(repo),
@@ -163,7 +165,8 @@ def test_every_page_renders(server: Served, browser: Any) -> None:
         "/guards": "time\\.sleep\\(",
         "/sessions": "sess-web",
         "/history": "Cold start",
-        "/stale": "Stale lessons",
+        "/stale": "billing-retry-backoff",
+        "/sessions/sess-web": "UserPromptSubmit",
     }
     for path, expected in pages.items():
         browser.get(server.url + path)
@@ -177,8 +180,23 @@ def test_the_list_marks_retired_and_guarded_lessons(server: Served, browser: Any
     browser.get(server.url + "/")
     rows = {row.find_element("css selector", "code").text: row for row in by_css(browser, "tr")[1:]}
     assert by_css(rows["billing-retry-backoff"], ".mark.guarded")
+    assert by_css(rows["billing-retry-backoff"], ".mark.stale")
     assert by_css(rows["old-retry-advice"], ".mark.retired")
     assert not by_css(rows["note-0"], ".mark")
+
+
+def test_a_session_page_lists_what_agent_log_gives(
+    server: Served, browser: Any, site: Path, env: dict[str, str]
+) -> None:
+    expected = json.loads(run(site, env, "agent", "log", "sess-web", "--json").stdout)
+    browser.get(server.url + "/sessions/sess-web")
+    rows = by_css(browser, "table.list tr")[1:-1]
+    assert len(rows) == len(expected["pushes"]) == 1
+    cells = [td.text for td in rows[0].find_elements("css selector", "td")]
+    push = expected["pushes"][0]
+    assert cells[:3] == [push["time"], "claude-code", "UserPromptSubmit"]
+    assert cells[4] == str(push["chars"]) == str(expected["totalChars"])
+    assert "billing-retry-backoff" in cells[3]
 
 
 def test_search_shows_the_scores_search_json_gives(
