@@ -148,7 +148,9 @@ def build_app(store: Store, state: Path | None, port: int) -> ASGIApp:
     """The web application over ``store`` (``state``: the git directory's reliora folder)."""
     view = View(store, state)
 
-    def page(name: str, make: Callable[[Request, StoreIndex], dict[str, Any]]) -> Any:
+    def page(
+        name: str, make: Callable[[Request, StoreIndex], dict[str, Any]]
+    ) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
             try:
                 with view.index() as index:
