@@ -41,9 +41,7 @@ def to_text(report: EvalReport) -> str:
     lines: list[str] = []
     if report.verdicts:
         failed = len(report.failed_cases)
-        lines.append(
-            f"Cases ({len(report.verdicts)}, {failed} failed) from .reliora/eval.toml:"
-        )
+        lines.append(f"Cases ({len(report.verdicts)}, {failed} failed) from .reliora/eval.toml:")
         for verdict in report.verdicts:
             lines += _case_lines(verdict)
     else:
@@ -59,7 +57,9 @@ def to_text(report: EvalReport) -> str:
         )
         unreachable = reach.unreachable
         if unreachable:
-            lines.append(f"{len(unreachable)} lessons no prompt can reach (not pushed for their own task):")
+            lines.append(
+                f"{len(unreachable)} lessons no prompt can reach (not pushed for their own task):"
+            )
             for record in unreachable[:UNREACHABLE_SHOWN]:
                 lines.append(f"  {one_line(record.id)}: {record.reason}")
             if len(unreachable) > UNREACHABLE_SHOWN:
@@ -74,8 +74,6 @@ def to_text(report: EvalReport) -> str:
     if reach.without_task:
         lines.append(f"{reach.without_task} active lessons have neither a task nor a problem.")
     if report.under:
-        lines.append(
-            f"R@5 {reach.recall(5):.3f} is under --fail-under {report.fail_under:g}."
-        )
+        lines.append(f"R@5 {reach.recall(5):.3f} is under --fail-under {report.fail_under:g}.")
     lines.append(f"{'Passed' if report.passed else 'Failed'} in {report.seconds:.1f} s.")
     return "\n".join(lines)

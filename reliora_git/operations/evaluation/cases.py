@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from reliora_git.records.errors import RelioraError
-from reliora_git.storage.store import STORE_DIR, MAX_RECORD_BYTES, Store, decode_utf8, read_regular_file
+from reliora_git.storage.store import (
+    MAX_RECORD_BYTES,
+    STORE_DIR,
+    Store,
+    decode_utf8,
+    read_regular_file,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -62,8 +68,9 @@ def read_cases(store: Store) -> list[Case]:
     try:
         text = decode_utf8(read_regular_file(path, locator), locator)
     except RelioraError as exc:
-        raise RelioraError(f"cannot read the eval cases: {exc.message}", path=locator,
-                           code="invalid_eval") from None
+        raise RelioraError(
+            f"cannot read the eval cases: {exc.message}", path=locator, code="invalid_eval"
+        ) from None
     return parse_cases(text, locator)
 
 
@@ -77,11 +84,15 @@ def parse_cases(text: str, locator: str = EVAL_FILE) -> list[Case]:
         message = str(exc)
         found = _AT_LINE.search(message)
         line = int(found.group(1)) if found else None
-        raise _error(locator, line, f"not valid TOML: {_AT_LINE.sub('', message).strip()}") from None
+        raise _error(
+            locator, line, f"not valid TOML: {_AT_LINE.sub('', message).strip()}"
+        ) from None
     headers = [n for n, raw in enumerate(text.splitlines(), 1) if _HEADER.match(raw)]
     for key in data:
         if key != "case":
-            raise _error(locator, _key_line(text, key), f"unknown key {key!r} (only [[case]] tables)")
+            raise _error(
+                locator, _key_line(text, key), f"unknown key {key!r} (only [[case]] tables)"
+            )
     raw_cases = data.get("case", [])
     if not isinstance(raw_cases, list) or not all(isinstance(c, dict) for c in raw_cases):
         raise _error(locator, _key_line(text, "case"), "'case' must be [[case]] tables")
@@ -135,7 +146,9 @@ def _case(raw: dict[str, Any], number: int, line: int | None, locator: str) -> C
     )
 
 
-def _strings(raw: dict[str, Any], key: str, label: str, locator: str, line: int | None) -> list[str]:
+def _strings(
+    raw: dict[str, Any], key: str, label: str, locator: str, line: int | None
+) -> list[str]:
     value = raw.get(key, [])
     if isinstance(value, str):
         value = [value]

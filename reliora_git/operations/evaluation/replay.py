@@ -35,7 +35,7 @@ class Pushed:
 
 def situations(case: Case) -> list[tuple[Situation, tuple[str, ...]]]:
     """The hook events of ``case`` in order, as (situation, files read)."""
-    events = [(Situation(case.prompt), ())]
+    events: list[tuple[Situation, tuple[str, ...]]] = [(Situation(case.prompt), ())]
     events += [(Situation(files=(path,)), (path,)) for path in case.files]
     return events
 
