@@ -37,6 +37,10 @@ def _case_lines(verdict: Verdict) -> list[str]:
     return lines
 
 
+def _lessons(count: int) -> str:
+    return f"{count} lesson" if count == 1 else f"{count} lessons"
+
+
 def to_text(report: EvalReport) -> str:
     lines: list[str] = []
     if report.verdicts:
@@ -52,13 +56,13 @@ def to_text(report: EvalReport) -> str:
         lines.append("Reach: no active record with a task or a problem to judge.")
     else:
         lines.append(
-            f"Reach of {len(reach.records)} lessons from their own task: "
+            f"Reach of {_lessons(len(reach.records))} from their own task: "
             f"R@1 {reach.recall(1):.3f}, R@5 {reach.recall(5):.3f}, MRR {reach.mrr:.3f}"
         )
         unreachable = reach.unreachable
         if unreachable:
             lines.append(
-                f"{len(unreachable)} lessons no prompt can reach (not pushed for their own task):"
+                f"{_lessons(len(unreachable))} no prompt can reach (not pushed for its own task):"
             )
             for record in unreachable[:UNREACHABLE_SHOWN]:
                 lines.append(f"  {one_line(record.id)}: {record.reason}")
@@ -72,7 +76,7 @@ def to_text(report: EvalReport) -> str:
                 more = "…" if len(taken) > TAKEN_SHOWN else ""
                 lines.append(f"  {one_line(record_id)}: first for {len(taken)} ({shown}{more})")
     if reach.without_task:
-        lines.append(f"{reach.without_task} active lessons have neither a task nor a problem.")
+        lines.append(f"{_lessons(reach.without_task)} (active) with neither a task nor a problem.")
     if report.under:
         lines.append(f"R@5 {reach.recall(5):.3f} is under --fail-under {report.fail_under:g}.")
     lines.append(f"{'Passed' if report.passed else 'Failed'} in {report.seconds:.1f} s.")
