@@ -84,6 +84,8 @@ def parse_cases(text: str, locator: str = EVAL_FILE) -> list[Case]:
         message = str(exc)
         found = _AT_LINE.search(message)
         line = int(found.group(1)) if found else None
+        if found is None and message.endswith("(at end of document)"):
+            line = max(len(text.splitlines()), 1)
         raise _error(
             locator, line, f"not valid TOML: {_AT_LINE.sub('', message).strip()}"
         ) from None
