@@ -18,6 +18,7 @@ words, the floor, retired records counted out) over the index every command read
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,30 +130,61 @@ def own_task(data: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+#: A task ranked costs about as much as this many record files parsed (6 ms against 0.3 ms on
+#: the til corpus): the weight storage/parallel.py decides on worker processes by.
+FILES_PER_QUERY = 20
+#: The index the forked workers rank over (set only while :func:`reach` runs; workers are
+#: forked with it, so it is never pickled).
+_SHARED: list[StoreIndex] = []
+
+
 def reach(index: StoreIndex) -> Reach:
-    """Every active record judged from its own task (one ranking each)."""
+    """Every active record judged from its own task (one ranking each).
+
+    The rankings are independent, so a large store spreads them over worker processes
+    (storage/parallel.py), forked with the index already in memory; results keep the
+    store's path order either way.
+    """
+    from reliora_git.storage.parallel import mapper
+
     found = Reach()
-    total = sum(doc is not None for doc in index.inverted.docs)
     docs = index.inverted.docs
+    asked: list[tuple[int, str, str]] = []
     for slot in index.slots():
         doc = docs[slot]
         assert doc is not None
         if not doc.is_active:
             continue
-        asked = own_task(index.record_json(slot))
-        if asked is None:
+        task = own_task(index.record_json(slot))
+        if task is None:
             found.without_task += 1
-            continue
-        text, source = asked
-        hits, _ = task_hits(index, text)
-        ids = [hit.doc.id for hit in hits]
-        rank = ids.index(doc.id) + 1 if doc.id in ids else None
-        form = None
-        if rank is not None and rank <= DEFAULT_LIMIT:
-            shown = hits[:DEFAULT_LIMIT]
-            entries, _ = compose(judged([lesson_of(hit) for hit in shown], hits, total))
-            form = next((e.form for e in entries if e.candidate.lesson.id == doc.id), None)
-        found.records.append(
-            Reached(doc.id, one_line(doc.title), source, rank, form, ids[0] if ids else None)
-        )
+        else:
+            asked.append((slot, *task))
+    _SHARED.append(index)
+    try:
+        with mapper(len(asked) * FILES_PER_QUERY) as run:
+            for part in run(_judge_all, asked):
+                found.records += part
+    finally:
+        _SHARED.pop()
     return found
+
+
+def _judge_all(asked: Sequence[tuple[int, str, str]]) -> list[Reached]:
+    index = _SHARED[-1]
+    total = sum(doc is not None for doc in index.inverted.docs)
+    return [_judge(index, total, *item) for item in asked]
+
+
+def _judge(index: StoreIndex, total: int, slot: int, text: str, source: str) -> Reached:
+    doc = index.inverted.docs[slot]
+    assert doc is not None
+    hits, _ = task_hits(index, text)
+    ids = [hit.doc.id for hit in hits]
+    rank = ids.index(doc.id) + 1 if doc.id in ids else None
+    form = None
+    if rank is not None and rank <= DEFAULT_LIMIT:
+        shown = hits[:DEFAULT_LIMIT]
+        entries, _ = compose(judged([lesson_of(hit) for hit in shown], hits, total))
+        form = next((e.form for e in entries if e.candidate.lesson.id == doc.id), None)
+    return Reached(doc.id, one_line(doc.title), source, rank, form, ids[0] if ids else None)
