@@ -18,7 +18,7 @@ from reliora_git.operations.brief import push
 from reliora_git.operations.brief.selection import Situation
 from reliora_git.operations.evaluation.cases import Case
 from reliora_git.storage.index import StoreIndex
-from reliora_git.storage.store import Store
+from reliora_git.storage.store import STORE_DIR, Store
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,9 @@ class Pushed:
 def situations(case: Case) -> list[tuple[Situation, tuple[str, ...]]]:
     """The hook events of ``case`` in order, as (situation, files read)."""
     events: list[tuple[Situation, tuple[str, ...]]] = [(Situation(case.prompt), ())]
-    events += [(Situation(files=(path,)), (path,)) for path in case.files]
+    # As the hook: reading the store's own files pushes nothing.
+    read = [p for p in case.files if p != STORE_DIR and not p.startswith(STORE_DIR + "/")]
+    events += [(Situation(files=(path,)), (path,)) for path in read]
     return events
 
 
