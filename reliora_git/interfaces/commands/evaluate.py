@@ -24,7 +24,7 @@ def evaluate(
     json_output: JsonFlag = False,
     repo: RepoOption = None,
 ) -> None:
-    """Test what agents are told: the eval cases, and each lesson's reach.
+    """Test what agents are told: eval cases, each lesson's reach.
 
     Each [[case]] of .reliora/eval.toml (prompt, files the agent reads, expect,
     full, never) is pushed exactly as the agent hooks push it in a fresh session;
