@@ -4,6 +4,7 @@ and every lesson's reach from its own task."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,50 @@ def test_init_writes_a_commented_example_and_a_fresh_store_passes(repo: Path, cl
     assert done.returncode == 0, done.stderr
     assert "No cases" in done.stdout
     assert json.loads(cli("eval", "--json").stdout)["passed"] is True
+
+
+def _hook_forms(cli: Cli, repo: Path, prompt: str, files: list[str]) -> dict[str, str]:
+    """{id: form} that `reliora hook` pushes in one Claude Code session (full wins)."""
+    from tests.test_push import context, event
+
+    outputs = [context(cli("hook", input=event(repo, "UserPromptSubmit", "e", prompt=prompt)))]
+    for path in files:
+        read = event(repo, "PreToolUse", "e", tool_name="Read", tool_input={"file_path": path})
+        outputs.append(context(cli("hook", input=read)))
+    forms: dict[str, str] = {}
+    for text in outputs:
+        for line in text.splitlines():
+            full = re.match(r"^## .* \(([^()]+)\)$", line)
+            short = re.match(r"^- .* \(([^()]+)\): ", line)
+            if full:
+                forms[full.group(1)] = "full"
+            elif short and forms.get(short.group(1)) != "full":
+                forms[short.group(1)] = "line"
+    return forms
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        PROMPT,
+        "the payment provider sends invoices late",
+        # billing-retry-backoff is a line for the prompt, then in full once its file is read.
+        "billing retries fail when the provider rate limits us",
+    ],
+)
+def test_a_case_gets_exactly_what_the_hooks_push_in_a_session(
+    lessons: Store, cli: Cli, repo: Path, prompt: str
+) -> None:
+    cases(lessons, case(prompt, files=[RETRY]))
+    pushed = cli.json("eval")["cases"][0]["pushed"]
+    assert pushed, "the case pushes something"
+    assert {p["id"]: p["form"] for p in pushed} == _hook_forms(cli, repo, prompt, [RETRY])
+    assert {p["id"]: p["form"] for p in pushed}["billing-retry-backoff"] == "full"
+
+
+def test_a_line_comes_once_in_full_when_its_file_is_read(lessons: Store, cli: Cli) -> None:
+    prompt = "billing retries fail when the provider rate limits us"
+    cases(lessons, case(prompt) + case(prompt, files=[RETRY]))
+    alone, reading = (c["pushed"] for c in cli.json("eval")["cases"])
+    assert {p["id"]: p["form"] for p in alone}["billing-retry-backoff"] == "line"
+    assert {p["id"]: p["form"] for p in reading}["billing-retry-backoff"] == "full"
