@@ -92,7 +92,8 @@ def _without_boundary_files(cwd: Path, commits: list[Commit]) -> list[Commit]:
     if not boundary:
         return commits
     return [
-        dataclasses.replace(c, files=(), boundary=True) if c.sha in boundary else c for c in commits
+        dataclasses.replace(c, files=(), boundary=True) if c.sha in boundary else c
+        for c in commits
     ]
 
 
