@@ -152,3 +152,25 @@ def test_a_bad_eval_file_at_head_is_reported_and_the_review_goes_on(
     assert diff["compared"] == {"cases": 0, "records": 2}
     markdown = cli("review", "--base", "main", "--format", "markdown").stdout
     assert "`.reliora/eval.toml` at head was not used: " in markdown
+
+
+def test_the_tasks_of_many_changed_records_are_capped(
+    store: Store, write_record: RecordMaker, repo: Path, cli: Cli
+) -> None:
+    from reliora_git.operations.review.context_diff import MAX_RECORD_TASKS
+
+    write_lessons(write_record, repo)
+    _commit(repo, "lessons")
+    git(repo, "checkout", "-q", "-b", "feature")
+    for n in range(MAX_RECORD_TASKS + 3):
+        write_record(
+            f"imported-{n:03d}",
+            f"Imported note {n}",
+            f"## Task\nimported task number {n}\n\n## Problems\n- p\n\n## Solution\ns\n",
+        )
+    _commit(repo, "an import")
+    diff = json.loads(cli("review", "--base", "main", "--format", "json").stdout)["contextDiff"]
+    assert diff["compared"] == {"cases": 0, "records": MAX_RECORD_TASKS}
+    assert diff["recordsLeftOut"] == 3
+    text = cli("review", "--base", "main", "--format", "text").stdout
+    assert "3 more changed records' tasks were not pushed." in text

@@ -38,6 +38,8 @@ def summary(diff: ContextDiff, heading: bool = True) -> str | None:
         line = f"no push differs ({_counted(diff)})."
     else:
         line = f"the push differs for {changed} of {len(diff.prompts)} prompts ({_counted(diff)})."
+    if diff.records_left_out:
+        line += f" {diff.records_left_out} more changed records' tasks were not pushed."
     return f"{HEADING}: {line}" if heading else line[:1].upper() + line[1:]
 
 

@@ -28,6 +28,10 @@ from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, GitFiles
 from reliora_git.storage.index import StoreIndex, open_index
 from reliora_git.storage.store import MAX_RECORD_BYTES, Store, decode_utf8
 
+#: Record tasks pushed at most (two pushes each, 5–30 ms a push from 1,000 to 10,000 records):
+#: a pull request that imports a thousand notes must not make the review take minutes.
+MAX_RECORD_TASKS = 50
+
 
 @dataclass(frozen=True)
 class FormChange:
@@ -96,6 +100,8 @@ class ContextDiff:
     prompts: list[PromptDiff] = field(default_factory=list)
     #: Why head's eval.toml was not used (it does not read), else None.
     cases_error: RelioraError | None = None
+    #: Added or modified records whose task was not pushed (beyond MAX_RECORD_TASKS).
+    records_left_out: int = 0
 
     @property
     def changed(self) -> list[PromptDiff]:
@@ -109,6 +115,7 @@ class ContextDiff:
             "compared": {"cases": self.count("case"), "records": self.count("record")},
             "changed": len(self.changed),
             "casesError": None if self.cases_error is None else str(self.cases_error),
+            "recordsLeftOut": self.records_left_out,
             "prompts": [p.to_json() for p in self.prompts],
         }
 
@@ -123,7 +130,7 @@ def context_diff(
     """The pushes at base and at head for head's eval cases and ``changed_ids``' tasks.
 
     ``head_index``: the store at head (review/trees.py); ``changed_ids``: the records the
-    change adds or modifies, at head.
+    change adds or modifies, at head (the first :data:`MAX_RECORD_TASKS` with a task).
     """
     found = ContextDiff()
     prompts: list[tuple[str, Case]] = []
@@ -131,11 +138,17 @@ def context_diff(
         prompts += [("case", case) for case in head_cases(store, head_commit)]
     except RelioraError as error:
         found.cases_error = error
+    tasks = 0
     for number, record_id in enumerate(changed_ids, 1):
         slot = head_index.slot_of(record_id)
         asked = own_task(head_index.record_json(slot)) if slot is not None else None
-        if asked is not None:
-            prompts.append(("record", Case(number, None, asked[0], name=record_id)))
+        if asked is None:
+            continue
+        if tasks == MAX_RECORD_TASKS:
+            found.records_left_out += 1
+            continue
+        tasks += 1
+        prompts.append(("record", Case(number, None, asked[0], name=record_id)))
     if not prompts:
         return found
     budget = load_config(store).push_session_budget
