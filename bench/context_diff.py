@@ -18,7 +18,8 @@ titles) and rewords the solution of :data:`MODIFIED` more. For each size:
 * the context diff alone, in a process of its own per run: the review's trees read,
   then :func:`~reliora_git.operations.review.context_diff.context_diff` timed — what the
   diff adds to a review (the base tree's index and two pushes per prompt);
-* ``reliora eval`` on the branch (every lesson's reach, and the cases), once.
+* ``reliora eval`` on the branch (every lesson's reach, and the cases), once
+  (``--no-eval`` leaves it out, and the corpus run below).
 
 ``--eval-only`` runs ``reliora eval --json`` on the corpus as it is (a committed copy),
 and prints its reach figures and run time. Only the standard library is used.
@@ -123,7 +124,9 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProces
     return time.perf_counter() - start, done
 
 
-def bench_size(size: int, sources: list[Source], runs: int, work: Path) -> dict[str, Any]:
+def bench_size(
+    size: int, sources: list[Source], runs: int, work: Path, with_eval: bool = True
+) -> dict[str, Any]:
     rng = random.Random(size)
     root = work / f"store-{size}"
     root.mkdir()
@@ -147,8 +150,10 @@ def bench_size(size: int, sources: list[Source], runs: int, work: Path) -> dict[
         if child.returncode != 0:
             sys.exit(f"bench: the timed context diff failed: {child.stderr.strip()}")
         alone.append(json.loads(child.stdout)["seconds"])
-    eval_seconds, evaluated = timed([*reliora_command(), "eval", "--json"], root)
-    reach = json.loads(evaluated.stdout)["reach"]
+    eval_seconds, reach = None, {"recallAt5": None}
+    if with_eval:
+        eval_seconds, evaluated = timed([*reliora_command(), "eval", "--json"], root)
+        reach = json.loads(evaluated.stdout)["reach"]
     return {
         "records": size,
         "cases": diff["compared"]["cases"],
@@ -158,7 +163,7 @@ def bench_size(size: int, sources: list[Source], runs: int, work: Path) -> dict[
         "reviewMedianS": round(statistics.median(warm), 3),
         "contextDiffMedianS": round(statistics.median(alone), 3),
         "contextDiffMaxS": round(max(alone), 3),
-        "evalS": round(eval_seconds, 3),
+        "evalS": None if eval_seconds is None else round(eval_seconds, 3),
         "evalR5": reach["recallAt5"],
     }
 
@@ -214,18 +219,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--eval-only", action="store_true", help="only `reliora eval` on the corpus"
     )
+    parser.add_argument(
+        "--no-eval", action="store_true", help="skip `reliora eval` on the bench stores"
+    )
     parser.add_argument("--out", type=Path, help="write the results as JSON to this file")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"machine": machine()}
     with tempfile.TemporaryDirectory(prefix="reliora-context-") as tmp:
         work = Path(tmp)
-        results["corpusEval"] = eval_corpus(args.corpus.resolve(), work)
-        print(json.dumps(results["corpusEval"], indent=2))
+        if not args.no_eval:
+            results["corpusEval"] = eval_corpus(args.corpus.resolve(), work)
+            print(json.dumps(results["corpusEval"], indent=2))
         if not args.eval_only:
             sources = read_corpus(args.corpus.resolve())
             results["sizes"] = []
             for size in (int(s) for s in args.sizes.split(",")):
-                row = bench_size(size, sources, args.runs, work)
+                row = bench_size(size, sources, args.runs, work, not args.no_eval)
                 results["sizes"].append(row)
                 print(json.dumps(row))
     if args.out:

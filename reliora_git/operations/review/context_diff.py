@@ -15,6 +15,7 @@ sides. A head eval.toml that does not read is reported, not raised: the review g
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ from reliora_git.records.errors import RelioraError
 from reliora_git.storage.config import load_config
 from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, GitFiles
 from reliora_git.storage.index import StoreIndex, open_index
+from reliora_git.storage.parallel import mapper
 from reliora_git.storage.store import MAX_RECORD_BYTES, Store, decode_utf8
 
 #: Record tasks pushed at most (two pushes each, 5–30 ms a push from 1,000 to 10,000 records):
@@ -153,18 +155,37 @@ def context_diff(
         return found
     budget = load_config(store).push_session_budget
     with tree_index(store, base_commit, head_index) as base_index:
-        for kind, case in prompts:
-            found.prompts.append(
-                PromptDiff(
-                    kind,
-                    case.label,
-                    case.prompt,
-                    case.files,
-                    replay(store, base_index, case, budget, freshness=False),
-                    replay(store, head_index, case, budget, freshness=False),
-                )
-            )
+        _SHARED.append((store, base_index, head_index, budget))
+        try:
+            # A push costs about as much as parsing records/100 files (5 ms at 1,000 records,
+            # 30 ms at 10,000): large stores spread the prompts over worker processes, forked
+            # with both indexes in memory (storage/parallel.py); results keep their order.
+            weight = 2 * len(prompts) * max(1, len(head_index.slots()) // 100)
+            with mapper(weight) as run:
+                for part in run(_diff_all, prompts):
+                    found.prompts += part
+        finally:
+            _SHARED.pop()
     return found
+
+
+#: (store, base index, head index, push_session_budget) while :func:`context_diff` runs.
+_SHARED: list[tuple[Store, StoreIndex, StoreIndex, int]] = []
+
+
+def _diff_all(prompts: Sequence[tuple[str, Case]]) -> list[PromptDiff]:
+    store, base_index, head_index, budget = _SHARED[-1]
+    return [
+        PromptDiff(
+            kind,
+            case.label,
+            case.prompt,
+            case.files,
+            replay(store, base_index, case, budget, freshness=False),
+            replay(store, head_index, case, budget, freshness=False),
+        )
+        for kind, case in prompts
+    ]
 
 
 def head_cases(store: Store, commit: str) -> list[Case]:
