@@ -301,3 +301,24 @@ def test_a_line_comes_once_in_full_when_its_file_is_read(lessons: Store, cli: Cl
     alone, reading = (c["pushed"] for c in cli.json("eval")["cases"])
     assert {p["id"]: p["form"] for p in alone}["billing-retry-backoff"] == "line"
     assert {p["id"]: p["form"] for p in reading}["billing-retry-backoff"] == "full"
+
+
+def test_reach_is_the_same_on_one_process_and_on_workers(
+    store: Store, cli: Cli, write_record: RecordMaker
+) -> None:
+    # 120 lessons: enough rankings for worker processes on a machine with two cores or more.
+    words = ["cache", "queue", "index", "shard", "token", "socket", "thread", "buffer"]
+    for n in range(120):
+        a, b, c = words[n % 8], words[(n // 8) % 8], words[(n * 3 + 1) % 8]
+        write_record(
+            f"lesson-{n:03d}",
+            f"The {a} {b} lesson {n}",
+            f"## Task\nfix the {a} and the {b} when {c} fails\n\n"
+            f"## Problems\n- {c} broke the {a}\n\n## Solution\nRebuild the {b}.\n",
+        )
+    one = cli("eval", "--json", env={"RELIORA_JOBS": "1"})
+    many = cli("eval", "--json")
+    assert one.returncode == many.returncode
+    first, second = json.loads(one.stdout)["reach"], json.loads(many.stdout)["reach"]
+    assert first["judged"] == 120 and first == second
+    assert first["unreachable"], "some of these look-alike lessons cannot be reached"
