@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from reliora_git.interfaces import context_output
 from reliora_git.interfaces.output import clean, one_line, related_line, shown_warnings
 from reliora_git.operations.guards.added import GuardChange
 from reliora_git.operations.guards.nouns import GuardFinding
@@ -224,6 +225,9 @@ def to_markdown(review: Review, max_bytes: int = MAX_MARKDOWN_BYTES, show_all: b
         sections.insert(0, _md_guard_findings(review))
     if review.about_code:
         sections.append(_md_about_code(review))
+    told = context_output.to_markdown(review.context, md, _code)
+    if told is not None:
+        sections.append(told)
     if review.other_feedback:
         sections.append(_md_other_feedback(review))
     if review.feedback_errors:
@@ -524,6 +528,7 @@ def to_json(review: Review) -> dict[str, Any]:
             }
             for data, files in review.about_code
         ],
+        "contextDiff": review.context.to_json(),
     }
 
 
@@ -598,6 +603,9 @@ def to_text(review: Review, show_all: bool = False) -> str:
             lines.append(
                 f"  {plain(str(data['id']))}  {plain(str(data['title']))}{marked}: {touched}"
             )
+    told = context_output.to_text(review.context, plain)
+    if told:
+        lines += ["", *told]
     return "\n".join(lines) + "\n"
 
 

@@ -126,11 +126,15 @@ class Settings:
 
     def mask_weights(self) -> list[float]:
         """Summed field weights of every component mask (bit k is FIELDS[k])."""
-        weights = self.field_weights
-        return [
-            sum(w for k, w in enumerate(weights) if mask >> k & 1)
-            for mask in range(1 << len(FIELDS))
-        ]
+        return list(_mask_weights(self.field_weights))
+
+
+@functools.lru_cache(maxsize=8)
+def _mask_weights(weights: tuple[float, ...]) -> tuple[float, ...]:
+    # Once per set of weights: ``reliora eval`` ranks one task per record.
+    return tuple(
+        sum(w for k, w in enumerate(weights) if mask >> k & 1) for mask in range(1 << len(FIELDS))
+    )
 
 
 # --- words -----------------------------------------------------------------------------------
@@ -717,6 +721,9 @@ def rank_task(
     bounded = settings.max_words or settings.rarely_shown_cap
     for slot, score in scores.items():
         held = parts[slot]
+        # The caps only drop or shrink parts: a record under the floor before them stays under.
+        if floor and (score < least or len(held) < settings.min_words):
+            continue
         if bounded:
             held, score = _bounded(held, settings, unit)
         if floor and (score < least or len(held) < settings.min_words):

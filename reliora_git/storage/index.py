@@ -524,11 +524,17 @@ def _parse_blob(store: Store, locator: str, source: GitFiles | None) -> tuple[st
 
 
 def open_index(
-    store: Store, previous: IndexState | None = None, source: GitFiles | None = None
+    store: Store,
+    previous: IndexState | None = None,
+    source: GitFiles | None = None,
+    *,
+    save: bool = True,
 ) -> StoreIndex:
     """The index of the store as it is now; ``previous`` instead of the cache file, if given.
 
     ``source`` reads the store's files from git (gitfiles.py) instead of the working tree.
+    ``save=False`` leaves the saved index as it is (``review`` opens a second tree from the
+    first one's state, in memory).
     """
     root = store.root.resolve()
     path = index_file(root, source)
@@ -541,7 +547,7 @@ def open_index(
         builder = _Builder(store, state, segments, source)
         index = builder.build()
         index.cache_path = path
-    if path is not None and builder.changed:
+    if save and path is not None and builder.changed:
         index.state = builder.saved_state()
         write_cache(path, root, index.state.to_plain())
         segments.remove_unused({loc[0] for loc in index.state.blobs if loc is not None})

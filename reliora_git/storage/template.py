@@ -10,7 +10,12 @@ from reliora_git.storage.store import STORE_DIR, Store, read_regular_file, repla
 
 #: Template file → name in a new store; the record template stays in the package (--edit).
 #: (``gitignore`` has no dot in the package so that every packaging tool ships it.)
-STORE_FILES = {"README.md": "README.md", "config.toml": "config.toml", "gitignore": ".gitignore"}
+STORE_FILES = {
+    "README.md": "README.md",
+    "config.toml": "config.toml",
+    "eval.toml": "eval.toml",
+    "gitignore": ".gitignore",
+}
 RECORD_TEMPLATE = "experience.md"
 
 

@@ -259,13 +259,11 @@ def _compose_and_record(
         pushed = held.pushed
         if pushed.spent or pushed.full:
             return ""
-        entries, text = push.compose(found, pushed.forms, read)
-        left = budget - pushed.chars
-        if entries and budget and len(text) > left:
-            entries, text = push.compose(found, pushed.forms, read, limit=left)
-            if not entries:  # something new to say, and no room left for it this session
-                held.add({}, relative, len(push.SPENT), spent=True, client=client, event=event.name)
-                return push.SPENT
+        step = push.session_step(found, pushed.forms, pushed.chars, read, budget)
+        entries, text = step.entries, step.text
+        if step.spent:
+            held.add({}, relative, len(push.SPENT), spent=True, client=client, event=event.name)
+            return push.SPENT
         if not entries:
             held.add({}, relative, 0)
             return ""

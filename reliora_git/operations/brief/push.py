@@ -39,7 +39,7 @@ from reliora_git.operations.brief.selection import (
 )
 from reliora_git.operations.brief.text import clean, cut, one_line
 from reliora_git.search.confidence import Confidence, judge
-from reliora_git.search.taskrank import Settings
+from reliora_git.search.taskrank import Settings, TaskHit
 from reliora_git.storage.index import StoreIndex
 from reliora_git.storage.store import Store
 
@@ -173,15 +173,33 @@ def candidates(
     *,
     index: StoreIndex | None = None,
     settings: Settings | None = None,
+    freshness: bool = True,
 ) -> tuple[list[str], list[Candidate]]:
-    """The files named or changed, and the brief's lessons rendered in both forms."""
+    """The files named or changed, and the brief's lessons rendered in both forms.
+
+    ``freshness=False`` leaves out the ``stale:`` line (read from the working tree's git
+    history): ``review`` pushes from trees that are not checked out (evaluation/).
+    """
     chosen = select(store, situation, index=index, settings=settings)
-    position = {hit.doc.id: i for i, hit in enumerate(chosen.hits)}
-    holders = Holders.of(chosen.hits)
+    found = judged(chosen.lessons, chosen.hits, chosen.total)
+    if found:
+        if freshness:
+            add_freshness(store, chosen.index, [c.lesson for c in found])
+        for candidate in found:
+            _render(candidate, chosen.index.record_json(_slot(chosen.index, candidate)))
+    return chosen.files, found
+
+
+def judged(lessons: Sequence[Lesson], hits: Sequence[TaskHit], total: int) -> list[Candidate]:
+    """``lessons`` as candidates (not rendered): the ranking's confidence in each, and whether
+    it earns a line or a full entry (earning.py). ``hits``: the task's hits above the floor,
+    best first; ``total``: records with a score in the store."""
+    position = {hit.doc.id: i for i, hit in enumerate(hits)}
+    holders = Holders.of(hits)
     found = []
-    for lesson in chosen.lessons:
+    for lesson in lessons:
         at = position.get(lesson.id)
-        confidence = judge(chosen.hits, at, chosen.total) if at is not None else None
+        confidence = judge(hits, at, total) if at is not None else None
         found.append(
             Candidate(
                 lesson,
@@ -190,11 +208,7 @@ def candidates(
                 line_earned=earns_line(lesson.matches),
             )
         )
-    if found:
-        add_freshness(store, chosen.index, [c.lesson for c in found])
-        for candidate in found:
-            _render(candidate, chosen.index.record_json(_slot(chosen.index, candidate)))
-    return chosen.files, found
+    return found
 
 
 def _slot(index: StoreIndex, candidate: Candidate) -> int:
@@ -274,6 +288,37 @@ def compose(
             entries.pop()
         text = render_push(entries)
     return entries, text
+
+
+@dataclass
+class Step:
+    """One hook's push in a session: its entries and text; ``spent`` when the session's
+    budget left no room for what was new (``text`` is then :data:`SPENT`)."""
+
+    entries: list[Entry]
+    text: str
+    spent: bool = False
+
+
+def session_step(
+    found: Sequence[Candidate],
+    pushed: Mapping[str, str],
+    chars: int,
+    read: Collection[str],
+    budget: int,
+) -> Step:
+    """The push of ``found`` in a session that already got ``pushed`` (id → form) and
+    ``chars`` characters, within ``budget`` (push_session_budget; 0: no cap).
+
+    The hooks (agents/hook.py) and ``reliora eval`` (evaluation/) both push through this.
+    """
+    entries, text = compose(found, pushed, read)
+    left = budget - chars
+    if entries and budget and len(text) > left:
+        entries, text = compose(found, pushed, read, limit=left)
+        if not entries:  # something new to say, and no room left for it this session
+            return Step([], SPENT, spent=True)
+    return Step(entries, text)
 
 
 def render_push(entries: Sequence[Entry]) -> str:

@@ -119,17 +119,8 @@ def select(
     lessons, retired = _about(index, wanted)
     lessons = lessons[:limit]
     chosen = {lesson.id for lesson in lessons}
-    # Retired and superseded records are ranked too, then counted out: the agent is told
-    # that some match, as search tells people (the floor does not depend on who is admitted).
-    hits = rank_task(
-        index.inverted,
-        task_words(situation.task, situation.query, settings),
-        settings,
-        admit=lambda doc: True,
-        text_of=index.text_of,  # confirms a task word written as two words (taskrank.py)
-    )
-    retired |= {hit.doc.id for hit in hits if not hit.doc.is_active}
-    hits = [hit for hit in hits if hit.doc.is_active]
+    hits, ranked_retired = task_hits(index, situation.task, situation.query, settings)
+    retired |= ranked_retired
     by_id = {hit.doc.id: hit for hit in hits}
     for lesson in lessons:  # a lesson about the files may share words with the task too
         hit = by_id.get(lesson.id)
@@ -139,13 +130,31 @@ def select(
         if len(lessons) >= limit:
             break
         if hit.doc.id not in chosen:
-            lessons.append(_lesson_of(hit))
+            lessons.append(lesson_of(hit))
             chosen.add(hit.doc.id)
     total = sum(doc is not None for doc in index.inverted.docs)
     return Selection(index, wanted, lessons, hits, len(retired), total)
 
 
-def _lesson_of(hit: TaskHit) -> Lesson:
+def task_hits(
+    index: StoreIndex, task: str, query: str = "", settings: Settings | None = None
+) -> tuple[list[TaskHit], set[str]]:
+    """The active records the task ranks above the floor, best first, and the ids of the
+    retired or superseded ones it ranks there too (``reliora eval`` ranks with this)."""
+    # Retired and superseded records are ranked too, then counted out: the agent is told
+    # that some match, as search tells people (the floor does not depend on who is admitted).
+    hits = rank_task(
+        index.inverted,
+        task_words(task, query, settings),
+        settings,
+        admit=lambda doc: True,
+        text_of=index.text_of,  # confirms a task word written as two words (taskrank.py)
+    )
+    retired = {hit.doc.id for hit in hits if not hit.doc.is_active}
+    return [hit for hit in hits if hit.doc.is_active], retired
+
+
+def lesson_of(hit: TaskHit) -> Lesson:
     doc = hit.doc
     return Lesson(doc.id, doc.title, doc.locator, [], hit.matches, hit.score)
 

@@ -25,6 +25,7 @@ from reliora_git.operations.guards.scan import (
     mark_stale,
 )
 from reliora_git.operations.review.check import StoreView, check_entries
+from reliora_git.operations.review.context_diff import ContextDiff, context_diff
 from reliora_git.operations.review.staged import add_secret_problems
 from reliora_git.operations.review.trees import Trees, read_trees
 from reliora_git.records.errors import RecordError, RelioraError
@@ -120,6 +121,8 @@ class Review:
     guard_findings: list[GuardFinding] = field(default_factory=list)
     #: Set when the guards ran out of time (operations/guards/budget.py): some did not run.
     guard_budget: BudgetNote | None = None
+    #: What agents are told at base and at head (context_diff.py).
+    context: ContextDiff = field(default_factory=ContextDiff)
 
     @property
     def guard_blocks(self) -> bool:
@@ -238,6 +241,8 @@ def build_review(
         )
         _attach(changes, brought)
         budget = note_of(meter, guards, found.files + over_head.files)
+        told = [c.id for c in changes if c.id and c.kind != "removed"]
+        context = context_diff(store, trees.index, base_side.commit, head_side.commit, told)
     events = sorted(
         (
             event
@@ -269,6 +274,7 @@ def build_review(
         entropy,
         found.findings,
         budget,
+        context,
     )
 
 

@@ -1,0 +1,1 @@
+"""``reliora eval``: what agents are told, tested like code (cases, and every lesson's reach)."""
