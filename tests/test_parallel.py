@@ -57,3 +57,37 @@ def test_few_files_or_one_job_stay_in_this_process(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("RELIORA_JOBS", "4")
     assert parallel.worker_count(10 * parallel.PARALLEL_MIN) == 4
     assert parallel.worker_count(parallel.PARALLEL_MIN) == 2  # at least PER_WORKER_MIN each
+
+
+#: Set just before a fork: the worker sees it, the parent clears it at once.
+_SEEN_AT_FORK: list[str] = []
+
+
+def _what_the_worker_saw() -> tuple[int, list[str]]:
+    return os.getpid(), list(_SEEN_AT_FORK)
+
+
+@forks
+def test_a_forked_call_runs_elsewhere_with_this_process_memory_as_it_was() -> None:
+    _SEEN_AT_FORK.append("the index")
+    try:
+        future = parallel.call_forked(_what_the_worker_saw)
+    finally:
+        _SEEN_AT_FORK.clear()
+    assert future is not None
+    pid, seen = future.result(timeout=60)
+    assert pid != os.getpid()
+    assert seen == ["the index"]
+
+
+def test_no_fork_while_another_thread_runs() -> None:
+    import threading
+
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert parallel.call_forked(_what_the_worker_saw) is None
+    finally:
+        release.set()
+        other.join()

@@ -27,7 +27,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 #: What a file parses to (a cache value): a function of its locator and text.
 Compute = Callable[[str, str], tuple[Any, ...]]
@@ -179,6 +182,33 @@ def mapper(files: int) -> Iterator[Callable[[PieceFunction, Sequence[Any]], list
     finally:
         # On an error or Ctrl-C, queued pieces are dropped rather than parsed first.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def call_forked(function: Callable[[], Any]) -> Future[Any] | None:
+    """``function()`` in one worker process forked now, its result a future; None where a
+    fork is not safe (another thread runs, or not Linux: see :func:`worker_count`).
+
+    For work that would hold the GIL for a while in a server: forked, it runs on another
+    core and leaves this process's threads free. The worker sees this process's memory as
+    it is now (so ``function`` may read module globals set just before), and ends after
+    this one call; ``function`` must be a module-level function, its result picklable.
+    """
+    import threading
+
+    if threading.active_count() > 1 or not sys.platform.startswith("linux"):
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(
+        1,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_start_worker,
+        initargs=(os.getpid(),),
+    )
+    future = pool.submit(function)  # forks the worker, before the pool's own thread starts
+    pool.shutdown(wait=False)  # the call already submitted still runs; then the worker ends
+    return future
 
 
 @contextlib.contextmanager

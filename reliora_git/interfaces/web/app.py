@@ -113,11 +113,13 @@ class View:
         self.templates.filters["visible"] = _visible
         with self.index() as index:  # loaded once, now: the first page needs no walk
             index.acquire()  # held by the warming thread, which gives it back
-        threading.Thread(target=self._warm, args=(index,), name="warm", daemon=True).start()
+        warming = pages.start_warming(store, index, self.memo)  # forks: one thread runs yet
+        threading.Thread(target=self._warm, args=(index, warming), name="warm", daemon=True).start()
 
-    def _warm(self, index: StoreIndex) -> None:
+    @staticmethod
+    def _warm(index: StoreIndex, warming: Callable[[], None]) -> None:
         try:
-            pages.warm(self.store, index, self.memo)
+            warming()
         finally:
             index.close()
 
