@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -299,3 +300,32 @@ def test_a_port_in_use_is_one_line_and_exit_2(
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{server.port}" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_the_cold_start_page_shows_the_list_once_it_is_made(server: Served, browser: Any) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(server.url + "/history")
+    # Right after start the list may still be in the making: the page says so and reloads
+    # itself (a meta refresh: the pages run no script) until the list is there.
+    WebDriverWait(browser, 30, poll_frequency=0.2).until(
+        lambda driver: "commits scanned" in by_css(driver, "main")[0].text
+    )
+    assert "being made" not in by_css(browser, "main")[0].text
+
+
+def test_a_cold_start_list_in_the_making_is_not_waited_for(site: Path) -> None:
+    from reliora_git.interfaces.web import pages
+    from reliora_git.storage.index import LiveIndex
+    from reliora_git.storage.store import find_store
+
+    store = find_store(site)
+    memo = pages.Memo()
+    with LiveIndex().open(store) as index:
+        making = memo.locks.setdefault("history", threading.Lock())
+        with making:  # as the warm-up holds it while its worker makes the list
+            assert pages.history_page(store, index, memo, wait=False) == {
+                "pending": pages.HISTORY_RETRY
+            }
+        made = pages.history_page(store, index, memo, wait=False)
+    assert "pending" not in made and "scanned" in made

@@ -190,7 +190,7 @@ def build_app(store: Store, state: Path | None, port: int) -> ASGIApp:
         return pages.session_page(view.state, request.path_params["session"])
 
     def history(request: Request, index: StoreIndex) -> dict[str, Any]:
-        return pages.history_page(store, index, view.memo)
+        return pages.history_page(store, index, view.memo, wait=False)
 
     def stale(request: Request, index: StoreIndex) -> dict[str, Any]:
         return pages.stale_page(store, index, view.memo)

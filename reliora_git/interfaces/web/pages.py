@@ -29,6 +29,8 @@ SEARCH_SHOWN = 20
 RELATED_SHOWN = 5
 #: Entries of the cold-start list.
 HISTORY_SHOWN = 20
+#: Seconds before a cold-start page that found its list still being made asks again.
+HISTORY_RETRY = 1
 MAX_PROMPT = 20_000
 MAX_FILES_TEXT = 10_000
 
@@ -44,6 +46,12 @@ class Memo:
     #: Name → the index and HEAD it was computed for (the index itself, not its id: an id
     #: may be reused by a later index), and the answer.
     values: dict[str, tuple[StoreIndex, str, Any]] = field(default_factory=dict)
+
+    def busy(self, name: str) -> bool:
+        """Whether ``name`` is being made now (by the warm-up or by another visit)."""
+        with self.lock:
+            making = self.locks.get(name)
+        return making is not None and making.locked()
 
     def get(self, name: str, index: StoreIndex, head: str, make: Any) -> Any:
         with self.lock:
@@ -294,13 +302,20 @@ def stale_page(store: Store, index: StoreIndex, memo: Memo) -> dict[str, Any]:
     return {"stale": rows}
 
 
-def history_page(store: Store, index: StoreIndex, memo: Memo) -> dict[str, Any]:
-    """``reliora history``'s list, from git only (never agent transcripts under HOME)."""
+def history_page(store: Store, index: StoreIndex, memo: Memo, wait: bool = True) -> dict[str, Any]:
+    """``reliora history``'s list, from git only (never agent transcripts under HOME).
+
+    ``wait=False``: while the list is being made (the warm-up at start, or another
+    visit), answer at once with ``pending`` (seconds before the page asks again) rather
+    than wait for it: a page answers in a moment, and the list takes seconds on a large
+    store."""
     from reliora_git.interfaces.history_document import history_document
 
     def make() -> dict[str, Any]:
         return history_document(store, None, False, HISTORY_SHOWN, False)
 
+    if not wait and memo.busy("history"):
+        return {"pending": HISTORY_RETRY}
     return memo.get("history", index, head_of(store), make)  # type: ignore[no-any-return]
 
 
