@@ -7,6 +7,7 @@ What the pages show is compared to what the CLI prints for the same store (`sear
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -146,6 +147,24 @@ def by_css(driver: Any, selector: str) -> list[Any]:
     return list(driver.find_elements(By.CSS_SELECTOR, selector))
 
 
+def main_text_with(driver: Any, expected: str, seconds: float = 10) -> str:
+    """The page's <main> text once it holds ``expected`` (or as it is after ``seconds``): the
+    cold-start page may be reloading itself while its list is being made."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def text() -> str:
+        found = by_css(driver, "main")
+        try:
+            return str(found[0].text) if found else ""
+        except StaleElementReferenceException:  # the page reloaded under us
+            return ""
+
+    with contextlib.suppress(TimeoutException):
+        WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda _: expected in text())
+    return text()
+
+
 def status_of(url: str, method: str = "GET", host: str | None = None) -> int:
     request = urllib.request.Request(url, method=method, data=b"x" if method == "POST" else None)
     if host is not None:
@@ -171,7 +190,7 @@ def test_every_page_renders(server: Served, browser: Any) -> None:
     }
     for path, expected in pages.items():
         browser.get(server.url + path)
-        main = by_css(browser, "main")[0].text
+        main = main_text_with(browser, expected)
         assert expected in main, path
         assert "Not here" not in main, path
         assert by_css(browser, "link[rel=stylesheet]")  # the shared CSS, served locally
