@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import subprocess
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -341,8 +340,7 @@ def test_a_cold_start_list_in_the_making_is_not_waited_for(site: Path) -> None:
     store = find_store(site)
     memo = pages.Memo()
     with LiveIndex().open(store) as index:
-        making = memo.locks.setdefault("history", threading.Lock())
-        with making:  # as the warm-up holds it while its worker makes the list
+        with memo.making("history"):  # as the warm-up holds it while its worker makes the list
             assert pages.history_page(store, index, memo, wait=False) == {
                 "pending": pages.HISTORY_RETRY
             }

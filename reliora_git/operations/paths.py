@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reliora_git.records.errors import RelioraError
-from reliora_git.storage.store import Store
+from reliora_git.storage.store import STORE_DIR, Store
 
 
 @dataclass(frozen=True)
@@ -135,3 +135,9 @@ def repo_relative(file: str, cwd: Path, top: Path | None) -> str | None:
                 continue
             return None if relative == "." else relative
     return None
+
+
+def in_store_folder(path: str) -> bool:
+    """Whether a repository path is the store's folder or in it: an agent reading a record
+    file is pushed nothing for it (the hooks, and eval's replay of them)."""
+    return path == STORE_DIR or path.startswith(STORE_DIR + "/")

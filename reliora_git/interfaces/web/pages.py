@@ -47,16 +47,17 @@ class Memo:
     #: may be reused by a later index), and the answer.
     values: dict[str, tuple[StoreIndex, str, Any]] = field(default_factory=dict)
 
+    def making(self, name: str) -> threading.Lock:
+        """The lock held while ``name`` is being made."""
+        with self.lock:
+            return self.locks.setdefault(name, threading.Lock())
+
     def busy(self, name: str) -> bool:
         """Whether ``name`` is being made now (by the warm-up or by another visit)."""
-        with self.lock:
-            making = self.locks.get(name)
-        return making is not None and making.locked()
+        return self.making(name).locked()
 
     def get(self, name: str, index: StoreIndex, head: str, make: Any) -> Any:
-        with self.lock:
-            making = self.locks.setdefault(name, threading.Lock())
-        with making:
+        with self.making(name):
             found = self.values.get(name)
             if found is not None and found[0] is index and found[1] == head:
                 return found[2]
@@ -77,8 +78,7 @@ def start_warming(store: Store, index: StoreIndex, memo: Memo) -> Callable[[], N
     """
     from reliora_git.storage.parallel import call_forked
 
-    with memo.lock:
-        making = memo.locks.setdefault("history", threading.Lock())
+    making = memo.making("history")
     making.acquire()
     _FORKED.append((store, index))
     try:

@@ -111,11 +111,11 @@ def answer(event: HookEvent, places: GitPlaces, client: str = "") -> str:
         return ask(event, places.top, places.state)
     relative: list[str] = []
     if event.kind == "file":
-        from reliora_git.operations.paths import repo_relative
+        from reliora_git.operations.paths import in_store_folder, repo_relative
 
         for file in event.files:
             path = repo_relative(file, event.cwd, places.top)
-            if path is None or path == ".reliora" or path.startswith(".reliora/"):
+            if path is None or in_store_folder(path):
                 continue
             relative.append(path)
         relative = list(dict.fromkeys(relative))

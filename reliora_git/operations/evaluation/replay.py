@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from reliora_git.operations.brief import push
 from reliora_git.operations.brief.selection import Situation
 from reliora_git.operations.evaluation.cases import Case
+from reliora_git.operations.paths import in_store_folder
 from reliora_git.storage.index import StoreIndex
-from reliora_git.storage.store import STORE_DIR, Store
+from reliora_git.storage.store import Store
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ def situations(case: Case) -> list[tuple[Situation, tuple[str, ...]]]:
     """The hook events of ``case`` in order, as (situation, files read)."""
     events: list[tuple[Situation, tuple[str, ...]]] = [(Situation(case.prompt), ())]
     # As the hook: reading the store's own files pushes nothing.
-    read = [p for p in case.files if p != STORE_DIR and not p.startswith(STORE_DIR + "/")]
+    read = [path for path in case.files if not in_store_folder(path)]
     events += [(Situation(files=(path,)), (path,)) for path in read]
     return events
 
