@@ -136,8 +136,9 @@ def context_diff(
     """
     found = ContextDiff()
     prompts: list[tuple[str, Case]] = []
+    prefix = git.show_prefix(store.root)  # the store's folder from the top of the repository
     try:
-        prompts += [("case", case) for case in head_cases(store, head_commit)]
+        prompts += [("case", case) for case in head_cases(store, head_commit, prefix)]
     except RelioraError as error:
         found.cases_error = error
     tasks = 0
@@ -154,7 +155,7 @@ def context_diff(
     if not prompts:
         return found
     budget = load_config(store).push_session_budget
-    with tree_index(store, base_commit, head_index) as base_index:
+    with tree_index(store, base_commit, head_index, prefix) as base_index:
         _SHARED.append((store, base_index, head_index, budget))
         try:
             # A push costs about as much as parsing records/100 files (5 ms at 1,000 records,
@@ -188,9 +189,9 @@ def _diff_all(prompts: Sequence[tuple[str, Case]]) -> list[PromptDiff]:
     ]
 
 
-def head_cases(store: Store, commit: str) -> list[Case]:
-    """The cases of the eval.toml ``commit`` holds ([] without one)."""
-    prefix = git.show_prefix(store.root)
+def head_cases(store: Store, commit: str, prefix: str) -> list[Case]:
+    """The cases of the eval.toml ``commit`` holds ([] without one); ``prefix``: the store
+    folder's path in the repository (``git rev-parse --show-prefix`` in it)."""
     entries = git.ls_tree(store.root, commit, [EVAL_FILE])
     if not entries:
         return []
@@ -204,10 +205,9 @@ def head_cases(store: Store, commit: str) -> list[Case]:
     return parse_cases(decode_utf8(blob.data, locator), locator)
 
 
-def tree_index(store: Store, commit: str, like: StoreIndex) -> StoreIndex:
+def tree_index(store: Store, commit: str, like: StoreIndex, prefix: str) -> StoreIndex:
     """The store as ``commit`` has it, patched in memory from ``like`` (another tree's
     index): only the blobs ``like`` lacks are parsed, and the saved index is left as it is."""
-    prefix = git.show_prefix(store.root)
     specs = [EXPERIENCES.rstrip("/"), FEEDBACK.rstrip("/")]
     files = [
         (entry.path[len(prefix) :], entry.mode, entry.blob)
