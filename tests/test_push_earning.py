@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.operations.brief.earning import earns_line, telling
+from reliora_git.operations.brief.earning import Holders, earns_line, telling, telling_matches
+from reliora_git.operations.brief.selection import task_hits
 from reliora_git.search.taskrank import WordMatch
+from reliora_git.storage.index import open_index
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
@@ -159,3 +161,18 @@ def test_a_tool_name_many_lessons_share_does_not_bring_one_in_full(
     assert first["reason"]["confidence"]["confident"] is True
     assert first["reason"]["earns"] == {"line": True, "full": False}
     assert first["form"] == "line"
+
+
+def test_holders_count_the_same_words_the_matches_explain(python_lessons: Store) -> None:
+    """Holders counts each hit's words without explaining them (TaskHit.matched_words): the
+    words and counts must be those of the explained matches."""
+    index = open_index(python_lessons)
+    hits, _ = task_hits(index, "py 3 jobs on node 10 images: the CI matrix cache misses")
+    assert len(hits) >= 2
+    expected: dict[str, int] = {}
+    for hit in hits:
+        assert sorted(hit.matched_words) == sorted(m.word for m in hit.matches)
+        for found in telling_matches(hit.matches):
+            expected[found.word] = expected.get(found.word, 0) + 1
+    assert Holders.of(hits).counts == expected
+    assert expected  # telling words were shared, so the comparison says something

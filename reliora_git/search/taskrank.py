@@ -384,6 +384,12 @@ class TaskHit:
         found.sort(key=lambda m: (-m.score, m.word))
         return tuple(found)
 
+    @property
+    def matched_words(self) -> tuple[str, ...]:
+        """The task words that make the score, as :attr:`matches` names them, without
+        explaining how each matched (the push counts them for every hit above the floor)."""
+        return tuple(self.words[part[0]].text for part in self.parts)
+
     def score_in(self, mask: int) -> float:
         """The part of the score from words held (in any way) in the fields of ``mask``."""
         return sum(part[4] for part in self.parts if part_fields(part) & mask)

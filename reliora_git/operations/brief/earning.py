@@ -25,6 +25,7 @@ the file, not by words, and are not judged here. Chosen by bench/brief.py
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ MIN_LETTERS = 3
 TITLE_WORDS_FOR_FULL = 2
 
 
+@functools.lru_cache(maxsize=4096)
 def telling(word: str) -> bool:
     """A shared word an entry may stand on: three letters or more, not a number, not a
     version string (``v2``, ``3rc1``, ``2b``). A compound (``time out``) is judged whole."""
@@ -76,8 +78,9 @@ class Holders:
     def of(cls, hits: Sequence[TaskHit]) -> Holders:
         counts: dict[str, int] = {}
         for hit in hits:
-            for match in telling_matches(hit.matches):
-                counts[match.word] = counts.get(match.word, 0) + 1
+            for word in hit.matched_words:
+                if telling(word):
+                    counts[word] = counts.get(word, 0) + 1
         return cls(counts)
 
     def own_words(self, matches: Sequence[WordMatch]) -> list[str]:
