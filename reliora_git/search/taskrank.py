@@ -642,6 +642,38 @@ def _bounded(held: list[Part], settings: Settings, unit: float) -> tuple[list[Pa
     return held, sum(p[4] for p in held)
 
 
+def _weak_words(
+    considered: Sequence[tuple[TaskWord, _Postings, set[int], float]], least: float
+) -> tuple[set[int], set[int]]:
+    """The words that cannot lift a record over the floor ``least`` by themselves (their
+    positions in ``considered``), and the records holding any other word.
+
+    A word's part of a record's score is below its weight × idf, as BM25's
+    ``tf / (tf + k1)`` is below 1. The weakest words whose bounds add up to no more than
+    the floor cannot bring a record to it together, so a record holding only those is
+    under the floor whatever its fields say: their parts are computed only for the records
+    holding another word. Those weakest words are the commonest, with the longest postings
+    (the idea of MaxScore); scores, parts and their order are exactly as without it.
+    """
+    if least <= 0:
+        return set(), set()
+    spare = least * (1 - 1e-9)  # a margin for the sums' rounding
+    weak: set[int] = set()
+    bounds = sorted((word.weight * idf, n) for n, (word, _, _, idf) in enumerate(considered))
+    for bound, n in bounds:
+        if bound > spare:
+            break
+        spare -= bound
+        weak.add(n)
+    if not weak:
+        return weak, set()
+    able: set[int] = set()
+    for n, (_, _, holders, _) in enumerate(considered):
+        if n not in weak:
+            able |= holders
+    return weak, able
+
+
 def rank_task(
     inverted: InvertedIndex,
     words: Sequence[TaskWord],
@@ -678,12 +710,19 @@ def rank_task(
     scores: dict[int, float] = {}
     parts: dict[int, list[Part]] = {}
     explained: list[_Word] = []
+    considered: list[tuple[TaskWord, _Postings, set[int], float]] = []
     for word, found in zip(words, _word_postings(inverted, words, settings, text_of), strict=True):
         holders = found.exact.keys() | found.by_stem.keys() | found.joined.keys()
         df = len(holders)
         if df == 0 or (total >= SMALL_STORE and df > settings.max_df_share * total):
             continue
-        idf = idf_of(df, total)
+        considered.append((word, found, holders, idf_of(df, total)))
+    unit = idf_of(1, total)
+    least = settings.floor * unit if total >= SMALL_STORE else 0.0
+    weak, able = _weak_words(considered, least) if floor else (set(), set())
+    for n, (word, found, holders, idf) in enumerate(considered):
+        if n in weak:  # scored only for the records that can clear the floor (_weak_words)
+            holders = holders & able
         position = len(explained)
         joined_by = COMPOUND if word.halves is not None else SPLIT
         explained.append(_Word(word.text, idf, found.stem_terms, found.joined_terms, joined_by))
@@ -720,8 +759,6 @@ def rank_task(
                 parts[slot] = [(position, exact, stemmed, joined, part)]
             else:
                 held.append((position, exact, stemmed, joined, part))
-    unit = idf_of(1, total)
-    least = settings.floor * unit if total >= SMALL_STORE else 0.0
     kept_words = tuple(explained)
     hits = []
     bounded = settings.max_words or settings.rarely_shown_cap
