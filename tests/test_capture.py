@@ -370,5 +370,5 @@ def test_a_huge_command_is_read_by_its_start() -> None:
     (trouble,) = find([failed, EDIT, passed]).troubles
     assert trouble.fixed and trouble.error == "ValueError: bad"
     text = ask_text(find([failed, EDIT, passed]), [], relative)
-    assert "`cd src && python3 gen.py ‹‹'EOF' a | b && c; 'quote" in text
+    assert "`cd src && python3 gen.py <<'EOF' a | b && c; 'quote" in text  # as it was run
     assert max(len(line) for line in text.splitlines()) < 800

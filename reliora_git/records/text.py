@@ -83,19 +83,98 @@ def describe_invisible(text: str) -> str:
 
 # --- text that goes into an agent's context ---------------------------------------------------
 
-#: Angle brackets: a record's `</system-reminder>` or `<|im_start|>` must not close or open the
-#: client's own wrapper around what a hook adds. Single guillemets read the same to a person.
-_ANGLES = str.maketrans({"<": "‹", ">": "›"})
+#: Role and wrapper words: a tag of one of these names, or of a name joined from them with
+#: ``_`` (``user_instructions``, ``hook_context``, ``function_results``), is shaped like what
+#: clients and models wrap turns and hook output in. HTML's own element names are left out
+#: (``output``, ``source``, ``search``): a lesson quotes those as code.
+WRAPPER_WORDS = frozenset(
+    {
+        "system",
+        "user",
+        "assistant",
+        "human",
+        "developer",
+        "model",
+        "ai",
+        "tool",
+        "tools",
+        "function",
+        "functions",
+        "result",
+        "results",
+        "context",
+        "prompt",
+        "instruction",
+        "instructions",
+        "reminder",
+        "hook",
+        "command",
+        "message",
+        "messages",
+        "turn",
+        "thinking",
+        "im",
+        "endoftext",
+    }
+)
+#: A ``<`` (``</``, spaces allowed after the slash) with the name after it, the rest of the
+#: tag up to its ``>`` if any. Neither part crosses a ``<``, so every ``<`` of the text is
+#: looked at once and no match backtracks: one pass, linear in the text.
+_TAG = re.compile(r"<(/[ \t]*)?([^\s<>/]+)([^<>]*)(>?)")
+#: Special tokens between bars, ASCII or fullwidth (``<|im_start|>``, ``<｜end▁of▁sentence｜>``).
+_BARS = "|\uff5c"
 #: A role word and a colon, as a transcript marks a turn ("Human:", "Assistant:", "System:").
 _ROLE = re.compile(
     r"\b(human|assistant|user|system|developer|tool|model|ai)(\s*):", re.IGNORECASE | re.ASCII
 )
 
 
-def neutralize(text: str) -> str:
-    """``text`` as data inside an agent's context: no angle-bracket tags, no turn markers.
+def wrapper_name(name: str) -> bool:
+    """Whether a tag named ``name`` could open or close a client's wrapper (see
+    :func:`neutralize` for the rule)."""
+    if name[0] in _BARS:
+        return len(name) > 1 and name[-1] in _BARS
+    if not (name.isascii() and (name.islower() or name.isupper())):
+        return False  # JSX components are capitalised (`Button`), code is camelCase
+    parts = name.replace("-", "_").split("_")
+    if not all(part[:1].isalpha() and part.isalnum() for part in parts):
+        return False  # `uint8_t` is fine, but `i-1`, `my_header.h`, `https:` are no names
+    return "-" in name or any(part.lower() in WRAPPER_WORDS for part in parts)
 
-    Tags become ‹tag› and a role marker ``Human:`` becomes ``“Human”:``; the words stay
-    readable for a person. One pass of a fixed-width pattern: linear in the text.
+
+def _tag(match: re.Match[str]) -> str:
+    slash, name, rest, close = match.groups()
+    if not rest and not close and match.end() < len(match.string):
+        return match.group()  # `<name` right before another `<`: not a tag
+    if not wrapper_name(name):
+        return match.group()
+    return f"‹{slash or ''}{name}{rest}{'›' if close else ''}"
+
+
+def neutralize(text: str) -> str:
+    """``text`` as data inside an agent's context: no wrapper tags, no turn markers.
+
+    Clients wrap what a hook adds in tags of their own (``<system-reminder>``,
+    ``<user-prompt-submit-hook>``, ``<user_instructions>``, ``<environment_context>``) and
+    models read special tokens (``<|im_start|>``) and role markers as turns. So:
+
+    * A **tag** is ``<`` or ``</`` (spaces allowed after the slash), a name, then ``>``,
+      ``/``, white space or the end of the text (``<name …>``, ``</name>``, ``<name/>``).
+      Its ``<`` and its own ``>`` become ‹ › when its name could be a wrapper's:
+      a special token between bars (``<|im_start|>``); or ASCII words of letters and
+      digits joined by ``-`` or ``_``, all lowercase or all capitals, that hold a hyphen
+      (``system-reminder``, ``command-name``: the shape of clients' wrappers and of HTML
+      custom elements alike) or a role/wrapper word of :data:`WRAPPER_WORDS`
+      (``system``, ``</instructions>``, ``user_instructions``, ``hook_context``, ``USER``).
+    * Everything else an agent may copy keeps every character: JSX components
+      (``<Button onClick={() => save(a < b)}>``, ``</Button>``: capitalised), HTML elements
+      (``<div>``, ``<br/>``, ``<output>``), generics (``x<y>``, ``std::vector<uint8_t>``,
+      ``template <size_t N>``), ``#include <my_header.h>``, ``=>``, ``->``, ``<-``,
+      ``a < b``, ``<<'EOF'``, ``<https://…>``.
+    * A **role marker** ``Human:`` becomes ``“Human”:`` so that a record cannot imitate a
+      conversation turn.
+
+    The words stay readable for a person. Two passes of patterns that never backtrack: linear
+    in the text.
     """
-    return _ROLE.sub(r"“\1”\2:", text.translate(_ANGLES))
+    return _ROLE.sub(r"“\1”\2:", _TAG.sub(_tag, text))

@@ -2,17 +2,19 @@
 
 A push is read on every prompt, so every entry must be worth the agent's attention:
 
-* **No entry on weak words.** A shared word that is a number, a version string or
-  under three letters (``3``, ``10``, ``py``, ``v2``, ``ci``) says nothing about
-  what a lesson is about: a task to "bump the minimum Python to 3.10" shares
-  ``3`` and ``10`` with half of any store. Such words are left out of every test
-  below, so a lesson that shares only them gets no entry.
+* **No entry on weak words.** A shared word that is a number, a version string, a
+  fragment of a contraction (``doesn``, ``isn``) or under three letters (``3``, ``10``,
+  ``py``, ``v2``, ``ci``) says nothing about what a lesson is about: a task to
+  "bump the minimum Python to 3.10" shares ``3`` and ``10`` with half of any store.
+  Such words are left out of every test below, so a lesson that shares only them
+  gets no entry.
 * **A line** (``- Title (id): shares w1, w2``) is a pointer the agent may follow:
-  it is pushed only when a word it shares with the task is in its title or tags,
-  where the line shows it — not only somewhere in its body.
+  it is pushed only when a word it shares with the task is in its title, tags or
+  asked-as lines (how people ask for it) — not only somewhere in its body.
 * **In full** only when, besides the ranking's confidence (search/confidence.py),
   the lesson holds a task word that no other candidate above the floor holds, or
-  at least :data:`TITLE_WORDS_FOR_FULL` telling task words in its title and tags:
+  at least :data:`TITLE_WORDS_FOR_FULL` telling task words in its title, tags and
+  asked-as lines:
   a tool's name that a dozen lessons share (``pnpm``, ``jest``) says which area a
   task is in, not which lesson bears on it. (The word of its own alone cut half
   the right full lessons on bench/brief.py's tasks, which avoid their notes'
@@ -31,21 +33,35 @@ from dataclasses import dataclass
 
 from reliora_git.search.taskrank import TaskHit, WordMatch
 
-#: Fields a line shows of a lesson: a word shared there is one the reader sees.
-LINE_FIELDS = frozenset({"title", "tags"})
+#: Fields a line stands on (SPEC.md §14.2): what the lesson is about (title, tags) and how
+#: people ask for it (its asked-as lines, SPEC.md §3), not a word anywhere in its body.
+LINE_FIELDS = frozenset({"title", "tags", "asked"})
 #: Shorter words are not telling (``ci``, ``py``, ``js``, ``db``).
 MIN_LETTERS = 3
-#: Telling task words in a lesson's title and tags that let it go in full without a word of
-#: its own (see above).
+#: What is left of a negative contraction when a tokenizer splits ``'t`` off (``doesn't`` →
+#: ``doesn``), and the same written without the apostrophe: no English word on its own, so a
+#: task and a lesson that share one share nothing. (``can``, ``won``, ``shan`` are left out:
+#: they are words too.)
+CONTRACTION_FRAGMENTS = frozenset(
+    stem + tail
+    for stem in (
+        "doesn", "isn", "don", "didn", "wasn", "weren", "aren", "hasn", "haven", "hadn",
+        "couldn", "shouldn", "wouldn", "mustn", "needn", "ain",
+    )
+    for tail in ("", "t")
+)  # fmt: skip
+#: Telling task words in a lesson's title, tags and asked-as lines that let it go in full
+#: without a word of its own (see above).
 TITLE_WORDS_FOR_FULL = 2
 
 
 @functools.lru_cache(maxsize=4096)
 def telling(word: str) -> bool:
     """A shared word an entry may stand on: three letters or more, not a number, not a
-    version string (``v2``, ``3rc1``, ``2b``). A compound (``time out``) is judged whole."""
+    version string (``v2``, ``3rc1``, ``2b``), not a fragment of a contraction (``doesn``,
+    ``isn``). A compound (``time out``, ``doesn t``) is judged whole."""
     compact = word.replace(" ", "")
-    if len(compact) < MIN_LETTERS:
+    if len(compact) < MIN_LETTERS or compact.casefold() in CONTRACTION_FRAGMENTS:
         return False
     letters = sum(c.isalpha() for c in compact)
     if letters == 0:
@@ -59,12 +75,12 @@ def telling_matches(matches: Iterable[WordMatch]) -> list[WordMatch]:
 
 
 def shown_on_line(matches: Sequence[WordMatch]) -> list[WordMatch]:
-    """The telling shared words in the lesson's title or tags."""
+    """The telling shared words in the lesson's title, tags or asked-as lines."""
     return [m for m in telling_matches(matches) if LINE_FIELDS.intersection(m.fields)]
 
 
 def earns_line(matches: Sequence[WordMatch]) -> bool:
-    """A telling shared word is in the lesson's title or tags."""
+    """A telling shared word is in the lesson's title, tags or asked-as lines."""
     return bool(shown_on_line(matches))
 
 
@@ -88,7 +104,7 @@ class Holders:
         return [m.word for m in telling_matches(matches) if self.counts.get(m.word, 0) <= 1]
 
     def earns_full(self, matches: Sequence[WordMatch]) -> bool:
-        """A word of its own among the candidates, or enough telling words in title and tags
+        """A word of its own among the candidates, or enough telling words in its line fields
         (the ranking's confidence is judged apart: search/confidence.py)."""
         return bool(self.own_words(matches)) or len(shown_on_line(matches)) >= (
             TITLE_WORDS_FOR_FULL

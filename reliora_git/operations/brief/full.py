@@ -31,7 +31,7 @@ from reliora_git.operations.brief.selection import (
     add_freshness,
     select,
 )
-from reliora_git.operations.brief.text import clean, cut, one_line
+from reliora_git.operations.brief.text import clean, cut, labelled, one_line
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import FeedbackSummary
 from reliora_git.search.taskrank import Settings, WordMatch
@@ -180,9 +180,10 @@ def _render(lesson: Lesson, index: StoreIndex) -> None:
     body += _items("failed attempt", data.get("failedAttempts"), show)
     for guard in data.get("guards") or []:  # the hook checks the code for this lesson
         body.append("guard: " + one_line(_guard_text(guard, data.get("paths") or [])))
-    solution = _text(data.get("solution"))
+    # The solution reads as the record has it: fenced code keeps its lines (text.py).
+    solution = labelled("solution", _raw(data.get("solution")), SOLUTION_CHARS, show)
     if solution:
-        body.append("solution: " + cut(solution, SOLUTION_CHARS, show))
+        body.append(solution)
     applicability = _text(data.get("applicability"))
     if applicability:
         body.append("applies to: " + cut(applicability, ITEM_CHARS, show))
@@ -241,6 +242,10 @@ def _feedback(summary: FeedbackSummary) -> str:
 
 def _text(value: Any) -> str:
     return one_line(value) if isinstance(value, str) else ""
+
+
+def _raw(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 # --- the budget ----------------------------------------------------------------------------

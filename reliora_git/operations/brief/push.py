@@ -37,9 +37,9 @@ from reliora_git.operations.brief.selection import (
     add_freshness,
     select,
 )
-from reliora_git.operations.brief.text import clean, cut, one_line
+from reliora_git.operations.brief.text import clean, cut, labelled, one_line
 from reliora_git.search.confidence import Confidence, judge
-from reliora_git.search.taskrank import Settings, TaskHit
+from reliora_git.search.taskrank import Settings, TaskHit, WordMatch
 from reliora_git.storage.index import StoreIndex
 from reliora_git.storage.store import Store
 
@@ -74,7 +74,7 @@ class Candidate:
     confidence: Confidence | None
     #: It may go in full: a word no other candidate holds, or title words (earning.py).
     full_earned: bool = True
-    #: A telling word it shares is in its title or tags (earning.py).
+    #: A telling word it shares is in its title, tags or asked-as lines (earning.py).
     line_earned: bool = True
     full: str = ""
     line: str = ""
@@ -345,13 +345,15 @@ def _render(candidate: Candidate, data: Mapping[str, Any]) -> None:
     stale = lesson.freshness.line() if lesson.freshness else None
     if stale:
         body.append(one_line(stale))
-    problems = [one_line(p) for p in data.get("problems") or [] if isinstance(p, str)]
-    problem = next((p for p in problems if p), "") or _text(data.get("task"))
+    # Problem and solution read as the record has them: paragraphs, fenced code with its line
+    # breaks and every character (text.py), cut at a sentence or block end.
+    problems = [p for p in data.get("problems") or [] if isinstance(p, str)]
+    problem = next((p for p in problems if one_line(p)), "") or _raw(data.get("task"))
     if problem:
-        body.append("Problem: " + cut(problem, PROBLEM_CHARS, show))
-    solution = _text(data.get("solution"))
+        body.append(labelled("Problem", problem, PROBLEM_CHARS, show))
+    solution = labelled("What worked", _raw(data.get("solution")), SOLUTION_CHARS, show)
     if solution:
-        body.append("What worked: " + cut(solution, SOLUTION_CHARS, show))
+        body.append(solution)
     for label, key in (("Watch out", "warnings"), ("Did not work", "failedAttempts")):
         items = [one_line(v) for v in data.get(key) or [] if isinstance(v, str) and v.strip()]
         if items:
@@ -375,8 +377,35 @@ def _why(lesson: Lesson, words: int = WORDS_SHOWN, capital: bool = True) -> str:
         # other telling words; never "shares 3, 10" while it shares a real word.
         on_line = {m.word for m in shown_on_line(lesson.matches)}
         matches = sorted(lesson.matches, key=lambda m: (m.word not in on_line, not telling(m.word)))
-        text = "shares " + ", ".join(m.word for m in matches[:words])
+        text = "shares " + ", ".join(shown_words(matches, words))
     return text[0].upper() + text[1:] if capital else text
+
+
+def shown_words(matches: Sequence[WordMatch], count: int) -> list[str]:
+    """The first ``count`` words of ``matches`` (best first), each shown once (SPEC.md §14.2).
+
+    One word can come twice: as a compound of two task words and as written (``time out``
+    and ``timeout``), as two forms of one stem (``retry``, ``retries``), or from two matches
+    of the same word. A match whose word or any record term it matched was already shown is
+    left out. Words that are not telling (earning.py) are shown only when no telling word
+    is: a line never reads ``shares retry, doesn``.
+    """
+    chosen = [m for m in matches if telling(m.word)] or list(matches)
+    seen: set[str] = set()
+    shown: list[str] = []
+    for match in chosen:
+        keys = {_key(match.word), *(_key(term) for term in match.terms)}
+        if keys & seen:
+            continue
+        seen |= keys
+        shown.append(match.word)
+        if len(shown) == count:
+            break
+    return shown
+
+
+def _key(word: str) -> str:
+    return "".join(word.split()).casefold()
 
 
 def shorten(text: str, limit: int) -> str:
@@ -388,5 +417,5 @@ def shorten(text: str, limit: int) -> str:
     return (window[:space] if space > limit // 2 else window).rstrip() + "…"
 
 
-def _text(value: Any) -> str:
-    return one_line(value) if isinstance(value, str) else ""
+def _raw(value: Any) -> str:
+    return value if isinstance(value, str) else ""
