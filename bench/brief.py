@@ -22,6 +22,13 @@ task ("yes, go ahead"), one a line: the share that gets a non-empty brief
 (target ≤ 10%), and the share of tasks whose note is in the top 5 without the
 floor but lost with it.
 
+**Asked-as lines** (SPEC.md §3): ``bench/data/asked_as.jsonl`` holds three lines for every
+record of the corpus, written from each record alone by writers who never saw the tasks
+(bench/data/README.md says how). Every figure is measured twice: on the records as they are,
+and on a copy of the corpus with those lines added as each record's ``## Asked as``.
+The tasks are split once, by a hash of the note's id, into a tuning part (two thirds: the
+asked-as field's weight was chosen there) and a held-out part; R@k are given for both.
+
 **Speed** (``--timing``): ``reliora brief TASK`` as a whole process on stores of
 1,000 and 10,000 records made as bench/run.py makes them, medians of several
 runs, next to ``reliora search`` of the task's keywords and ``git grep -il`` of
@@ -32,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -60,6 +68,7 @@ from reliora_git.storage.store import Store  # noqa: E402
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpora" / "til"
 TASKS = REPO_ROOT / "bench" / "data" / "brief_tasks.jsonl"
 PROMPTS = REPO_ROOT / "bench" / "data" / "brief_no_task_prompts.txt"
+ASKED = REPO_ROOT / "bench" / "data" / "asked_as.jsonl"
 #: Ranks looked at: R@1, R@5, MRR@10.
 DEPTH = 10
 
@@ -81,6 +90,41 @@ def read_tasks(path: Path) -> list[Task]:
                 Task(data["id"], data["task"], data.get("query", ""), data.get("kind", ""))
             )
     return tasks
+
+
+def held_out(task: Task) -> bool:
+    """One task in three is held out of tuning, chosen by its note's id (stable, blind)."""
+    return int(hashlib.sha1(task.id.encode("utf-8")).hexdigest(), 16) % 3 == 0
+
+
+def read_asked(path: Path) -> dict[str, list[str]]:
+    """Record id → its asked-as lines (``{"id", "askedAs"}`` a line)."""
+    found: dict[str, list[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            data = json.loads(line)
+            found[data["id"]] = [str(item) for item in data["askedAs"]]
+    return found
+
+
+def with_asked_lines(corpus: Path, asked: dict[str, list[str]], folder: Path) -> Path:
+    """A copy of the corpus in ``folder`` whose records end with their ``## Asked as`` lines."""
+    import shutil
+
+    from reliora_git.records.parse import split_front_matter
+
+    target = folder / "asked-store"
+    shutil.copytree(corpus, target, ignore=shutil.ignore_patterns(".cache*"))
+    for path in target.rglob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        if not text.startswith("---"):
+            continue
+        meta = split_front_matter(text, str(path))[0]
+        lines = asked.get(str(meta.get("id", "")))
+        if lines:
+            bullets = "".join(f"- {line}\n" for line in lines)
+            path.write_text(f"{text.rstrip()}\n\n## Asked as\n{bullets}", encoding="utf-8")
+    return target
 
 
 def read_prompts(path: Path) -> list[str]:
@@ -197,7 +241,7 @@ def measure(rank: Ranking, tasks: Sequence[Task], with_query: bool) -> Scores:
 
 def candidates(chosen: Settings, all_variants: bool) -> list[tuple[str, Settings, bool]]:
     """(label, settings, needs field lengths) of the brief's candidate rankings."""
-    weighted = (2.0, 3.0, 2.0, 1.5, 1.0, 1.0, 1.0, 1.0, 1.0)  # FIELDS order: tags, title, …
+    weighted = (2.0, 3.0, 2.0, 1.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)  # INDEX_FIELDS: tags, title, …
     found = [
         ("brief (chosen: BM25F, stems and compounds ×0.5, stuffing bounds)", chosen, False),
         (
@@ -317,10 +361,13 @@ def floor_figures(
 STUFFED_ID = "stuffed-vocabulary-000000"
 
 
-def stuffed_store(corpus: Path, index: StoreIndex, words: int, folder: Path) -> Store:
+def stuffed_store(
+    corpus: Path, index: StoreIndex, words: int, folder: Path, asked: bool = False
+) -> Store:
     """A copy of the corpus plus one record holding the store's ``words`` commonest words (by
     the number of records holding them) in its Task and Problems only, the sections a brief
-    shows least of: the record an adversary would write to take every prompt."""
+    shows least of: the record an adversary would write to take every prompt. ``asked``: in
+    its asked-as lines instead (five lines: as many as the ranking reads)."""
     import shutil
 
     shutil.copytree(corpus, folder / "store", ignore=shutil.ignore_patterns(".cache*"))
@@ -332,10 +379,14 @@ def stuffed_store(corpus: Path, index: StoreIndex, words: int, folder: Path) -> 
     experiences = folder / "store" / ".reliora" / "experiences"
     if not experiences.is_dir():
         experiences = folder / "store" / "experiences"
+    body = f"## Task\n{' '.join(common[:half])}\n\n## Problems\n- {' '.join(common[half:])}\n\n"
+    if asked:
+        step = max(len(common) // 5, 1)
+        lines = [" ".join(common[n : n + step]) for n in range(0, len(common), step)][:5]
+        body = "## Task\nNotes.\n\n## Asked as\n" + "".join(f"- {line}\n" for line in lines)
     (experiences / f"{STUFFED_ID}.md").write_text(
         f"---\nid: {STUFFED_ID}\ntitle: Notes on the toolchain\n---\n\n"
-        f"## Task\n{' '.join(common[:half])}\n\n## Problems\n- {' '.join(common[half:])}\n\n"
-        "## Solution\nSee the team wiki.\n",
+        f"{body}\n## Solution\nSee the team wiki.\n",
         encoding="utf-8",
     )
     return Store((folder / "store").resolve())
@@ -394,6 +445,7 @@ def moved_out(index: StoreIndex, record_id: str) -> Iterator[None]:
 def push_figures(store: Store, index: StoreIndex, tasks: Sequence[Task]) -> dict[str, Any]:
     """What the prompt push gives for each task (its text alone, as a hook gets it), with the
     task's note stored and with it moved out, against the full brief's top 5."""
+    from reliora_git.operations.brief.earning import shown_on_line
     from reliora_git.operations.brief.full import brief
     from reliora_git.operations.brief.push import push
 
@@ -402,6 +454,7 @@ def push_figures(store: Store, index: StoreIndex, tasks: Sequence[Task]) -> dict
         sizes, fulls, named, named_full, full_right, brief_named, brief_sizes = (
             [] for _ in range(7)
         )
+        lines = lines_note = lines_on_asked = 0
         for task in tasks:
             context = (
                 moved_out(index, task.id) if variant == "movedOut" else contextlib.nullcontext()
@@ -415,6 +468,12 @@ def push_figures(store: Store, index: StoreIndex, tasks: Sequence[Task]) -> dict
             named.append(task.id in forms)
             named_full.append(forms.get(task.id) == "full")
             full_right.extend(i == task.id for i, form in forms.items() if form == "full")
+            for entry in result.entries:
+                if entry.form == "line":
+                    lines += 1
+                    lines_note += entry.candidate.lesson.id == task.id
+                    on_line = shown_on_line(entry.candidate.lesson.matches)
+                    lines_on_asked += any("asked" in m.fields for m in on_line)
             brief_named.append(task.id in {lesson.id for lesson in whole.lessons})
             brief_sizes.append(len(whole.text()))
         figures[variant] = {
@@ -428,6 +487,9 @@ def push_figures(store: Store, index: StoreIndex, tasks: Sequence[Task]) -> dict
             "fullLessons": sum(fulls),
             "briefNamesNote": sum(brief_named),
             "briefMedianChars": statistics.median(brief_sizes),
+            "lines": lines,
+            "linesThatAreTheNote": lines_note,
+            "linesOnAskedWords": lines_on_asked,
         }
     return figures
 
@@ -535,26 +597,62 @@ def timing(
 # --- main ------------------------------------------------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument("--tasks", type=Path, default=TASKS)
-    parser.add_argument("--prompts", type=Path, default=PROMPTS)
-    parser.add_argument("--variants", action="store_true", help="measure every candidate setting")
-    parser.add_argument("--timing", action="store_true", help="time `reliora brief` at 1k and 10k")
-    parser.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--out", type=Path, help="write the figures as JSON here")
-    args = parser.parse_args()
+def rank_table(
+    rankings: Sequence[tuple[str, Ranking]], tasks: Sequence[Task]
+) -> list[dict[str, Any]]:
+    """R@1, R@5, MRR@10 of each ranking on every task, the tuning part and the held-out part,
+    from the task alone and with the keywords; printed as a table."""
+    parts = {
+        "all": list(tasks),
+        "tuning": [t for t in tasks if not held_out(t)],
+        "heldOut": [t for t in tasks if held_out(t)],
+    }
+    sizes = ", ".join(f"{name} {len(part)}" for name, part in parts.items())
+    print(f"tasks: {sizes}\n")
+    print("| ranking | part | task: R@1 | R@5 | MRR@10 | task + keywords: R@1 | R@5 | MRR@10 |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    rows = []
+    for label, rank in rankings:
+        row: dict[str, Any] = {"ranking": label}
+        for name, part in parts.items():
+            alone = measure(rank, part, with_query=False)
+            both = measure(rank, part, with_query=True)
+            print(f"| {label} | {name} | {alone.row()} | {both.row()} |", flush=True)
+            row[name] = {"task": vars(alone), "taskAndQuery": vars(both)}
+        rows.append(row)
+    return rows
 
-    store = Store(args.corpus.resolve())
+
+def asked_candidates(chosen: Settings) -> list[tuple[str, Settings, bool]]:
+    """The asked-as field's weight, against 1 for every other field (tuned on the tuning part)."""
+    found = []
+    for weight in (0.0, 0.5, 1.5, 2.0, 3.0):
+        weights = (*chosen.field_weights[:-1], weight)
+        label = (
+            "brief, asked-as lines not read (weight 0)"
+            if weight == 0
+            else f"brief, asked-as weight {weight}"
+        )
+        found.append((label, replace(chosen, field_weights=weights), False))
+    return found
+
+
+def measure_store(
+    label: str,
+    corpus: Path,
+    tasks: Sequence[Task],
+    prompts: Sequence[str],
+    args: argparse.Namespace,
+    asked: bool,
+) -> dict[str, Any]:
+    """Every figure of one store: the rankings, the floor, stuffing, the push, a session."""
+    print(f"\n## {label}\n")
+    store = Store(corpus.resolve())
     index = open_index(store)
-    tasks = read_tasks(args.tasks)
     known = {doc.id for doc in index.docs()}
     unknown = [t.id for t in tasks if t.id not in known]
     if unknown:
         sys.exit(f"bench: tasks name notes the corpus lacks: {', '.join(unknown[:5])}")
-    prompts = read_prompts(args.prompts)
     chosen = Settings()
     print(f"{len(tasks)} tasks, {len(prompts)} prompts without a task, {len(known)} records\n")
 
@@ -563,21 +661,16 @@ def main() -> None:
         ("plain BM25 (whole text, real tf, k1 1.2, b 0.75)", PlainBM25(index)),
     ]
     lengths = None
-    for label, settings, needs_lengths in candidates(chosen, args.variants):
+    variants = candidates(chosen, args.variants) if not asked or args.variants else []
+    if asked:
+        variants = [variants[0]] if variants else [candidates(chosen, False)[0]]
+        variants += asked_candidates(chosen) + candidates(chosen, args.variants)[1:]
+    for name, settings, needs_lengths in variants:
         if needs_lengths and lengths is None:
             lengths = field_lengths(index)
-        rankings.append((label, task_ranking(index, settings, lengths if needs_lengths else None)))
+        rankings.append((name, task_ranking(index, settings, lengths if needs_lengths else None)))
 
-    figures: dict[str, Any] = {"tasks": len(tasks), "rankings": []}
-    print("| ranking | task: R@1 | R@5 | MRR@10 | task + keywords: R@1 | R@5 | MRR@10 |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for label, rank in rankings:
-        alone = measure(rank, tasks, with_query=False)
-        both = measure(rank, tasks, with_query=True)
-        print(f"| {label} | {alone.row()} | {both.row()} |", flush=True)
-        figures["rankings"].append(
-            {"ranking": label, "task": vars(alone), "taskAndQuery": vars(both)}
-        )
+    figures: dict[str, Any] = {"tasks": len(tasks), "rankings": rank_table(rankings, tasks)}
 
     floor = floor_figures(index, chosen, tasks, prompts)
     figures["floor"] = floor
@@ -594,30 +687,36 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         figures["stuffing"] = {}
         for words in (3000, 500):
-            (Path(folder) / str(words)).mkdir()
-            stuffed = stuffed_store(args.corpus, index, words, Path(folder) / str(words))
-            found = stuffing_figures(stuffed, open_index(stuffed), chosen, tasks, prompts)
-            figures["stuffing"][words] = found
-            print(
-                f"\na record stuffed with the store's {words} commonest words (Task and "
-                f"Problems only): first for {found['first']}/{found['tasks']} tasks, in the top "
-                f"5 for {found['top5']} (first with the keywords: {found['firstWithKeywords']}); "
-                f"clears the floor for {found['promptsCleared']}/"
-                f"{found['prompts']} prompts without a task"
-            )
+            for where in ("body", "asked") if asked else ("body",):
+                (Path(folder) / f"{words}-{where}").mkdir()
+                stuffed = stuffed_store(
+                    corpus, index, words, Path(folder) / f"{words}-{where}", where == "asked"
+                )
+                found = stuffing_figures(stuffed, open_index(stuffed), chosen, tasks, prompts)
+                figures["stuffing"][f"{words}-{where}"] = found
+                place = "asked-as lines" if where == "asked" else "Task and Problems only"
+                print(
+                    f"\na record stuffed with the store's {words} commonest words ({place}): "
+                    f"first for {found['first']}/{found['tasks']} tasks, in the top "
+                    f"5 for {found['top5']} (first with the keywords: "
+                    f"{found['firstWithKeywords']}); clears the floor for "
+                    f"{found['promptsCleared']}/{found['prompts']} prompts without a task"
+                )
     pushed = push_figures(store, index, tasks)
     figures["push"] = pushed
     print(
         "\n| prompt push | median chars | p90 chars | full a prompt | note named | note in full "
-        "| full lessons that are the note | full brief: note in top 5 | full brief median chars |"
+        "| full lessons that are the note | lines: the note / all (on asked-as words) "
+        "| full brief: note in top 5 | full brief median chars |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for variant, row in pushed.items():
         print(
             f"| {variant} | {row['medianChars']:.0f} | {row['p90Chars']} | "
             f"{row['fullPerPrompt']:.2f} | {row['noteNamed']} | {row['noteInFull']} | "
-            f"{row['fullThatIsTheNote']}/{row['fullLessons']} | {row['briefNamesNote']} | "
-            f"{row['briefMedianChars']:.0f} |"
+            f"{row['fullThatIsTheNote']}/{row['fullLessons']} | "
+            f"{row['linesThatAreTheNote']}/{row['lines']} ({row['linesOnAskedWords']}) | "
+            f"{row['briefNamesNote']} | {row['briefMedianChars']:.0f} |"
         )
     session = session_figures(store, index, tasks)
     figures["session"] = session
@@ -627,6 +726,44 @@ def main() -> None:
         f"{session['sessionChars']} characters in all "
         f"(median {session['medianChars']:.0f} a prompt)"
     )
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--tasks", type=Path, default=TASKS)
+    parser.add_argument("--prompts", type=Path, default=PROMPTS)
+    parser.add_argument(
+        "--asked", type=Path, default=ASKED, help="asked-as lines to add to a copy of the corpus"
+    )
+    parser.add_argument(
+        "--no-asked", action="store_true", help="only the records as they are (faster)"
+    )
+    parser.add_argument("--variants", action="store_true", help="measure every candidate setting")
+    parser.add_argument("--timing", action="store_true", help="time `reliora brief` at 1k and 10k")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--out", type=Path, help="write the figures as JSON here")
+    args = parser.parse_args()
+
+    tasks = read_tasks(args.tasks)
+    prompts = read_prompts(args.prompts)
+    figures: dict[str, Any] = {
+        "asThey": measure_store("Records as they are", args.corpus, tasks, prompts, args, False)
+    }
+    if not args.no_asked:
+        asked = read_asked(args.asked)
+        with tempfile.TemporaryDirectory(prefix="reliora-asked-") as folder:
+            copy = with_asked_lines(args.corpus, asked, Path(folder))
+            figures["withAskedAs"] = measure_store(
+                f"With asked-as lines ({len(asked)} records, {args.asked.name})",
+                copy,
+                tasks,
+                prompts,
+                args,
+                True,
+            )
     if args.timing:
         print("\n| records | command | median wall (s) | median CPU (s) | runs | load |")
         print("| ---: | --- | ---: | ---: | ---: | ---: |")

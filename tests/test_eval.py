@@ -178,7 +178,7 @@ def test_an_unknown_id_names_the_case_and_the_nearest_id(lessons: Store, cli: Cl
 def test_reach_finds_the_lesson_its_own_task_cannot_bring(
     lessons: Store, cli: Cli, write_record: RecordMaker
 ) -> None:
-    # Its task ranks it first, but no word it shares is in its title or tags: never pushed.
+    # Its task ranks it first, but no word it shares is in its title, tags or asked-as lines.
     write_record(
         "export-memory",
         "Misc",
@@ -193,7 +193,7 @@ def test_reach_finds_the_lesson_its_own_task_cannot_bring(
     (unreachable,) = reach["unreachable"]
     assert unreachable["id"] == "export-memory" and unreachable["rank"] == 1
     assert unreachable["source"] == "task" and unreachable["form"] is None
-    assert "no word it shares is in its title or tags" in unreachable["reason"]
+    assert "no word it shares is in its title, tags or asked-as lines" in unreachable["reason"]
     text = cli("eval").stdout
     assert "1 lesson no prompt can reach" in text and "export-memory: ranked 1" in text
 

@@ -208,6 +208,26 @@ def test_update_adds_tags_paths_and_superseded_records(store: Store, repo: Path)
     run(scenario)
 
 
+def test_asked_as_lines_go_in_through_record_and_update(store: Store, repo: Path) -> None:
+    """The tools take asked-as lines (SPEC.md §3) and say what they are for."""
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            described = tools["record"].input_schema["properties"]["askedAs"]["description"]
+            assert "in their words" in described
+            assert "addAskedAs" in tools["update"].input_schema["properties"]
+            asked = ["the suite dies at random on the shared runners"]
+            saved = document(await session.call_tool("record", {**FIRST, "askedAs": asked}))
+            more = ["make the nightly job stop timing out"]
+            updated = await session.call_tool("update", {"id": saved["id"], "addAskedAs": more})
+            assert not updated.is_error, updated.content
+            shown = document(await session.call_tool("show", {"id": saved["id"]}))
+            assert shown["askedAs"] == [*asked, *more]
+
+    run(scenario)
+
+
 def test_unknown_ids_and_bad_input_are_tool_errors_not_crashes(store: Store, repo: Path) -> None:
     async def scenario() -> None:
         async with reliora_mcp(repo) as session:

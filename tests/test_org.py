@@ -504,3 +504,32 @@ def test_org_search_says_how_many_retired_records_also_match(
     assert "2 retired or superseded records also match: --include-retired" in text
     only_old = org_json(cli, org_db, "search", "disable")  # only the retired record says it
     assert only_old["total"] == 0 and only_old["retiredMatches"] == 1
+
+
+def test_asked_as_lines_sync_and_org_search_reads_what_local_search_reads(
+    store: Store, write_record: RecordMaker, repo: Path, cli: Cli, org_db: str
+) -> None:
+    # Asked-as lines (SPEC.md §3) are the task ranking's: org search is §5 search, so a word
+    # held only there finds nothing in either, and the lines change no score.
+    write_record(
+        "reflog-recovery",
+        "Recover lost commits with the reflog",
+        PROBLEMS.format(problem="a hard reset dropped commits", solution="git reflog", where="git")
+        + "\n## Asked as\n- my work from this morning vanished after I moved the branch back\n",
+    )
+    write_record(
+        "plain-reset",
+        "Reset a branch to a commit",
+        PROBLEMS.format(problem="the branch points too far", solution="git reset", where="git"),
+    )
+    commit_all(repo)
+    synced = org_json(cli, org_db, "sync", str(repo))
+    assert synced["errors"] == []
+    for query in (("morning vanished",), ("reflog commits",), ("branch",)):
+        local = local_document(cli, *query)
+        remote = org_json(cli, org_db, "search", *query)
+        assert without_place(remote) == without_place(local), query
+    assert org_json(cli, org_db, "search", "morning vanished")["results"] == []
+    assert [r["id"] for r in org_json(cli, org_db, "search", "reflog")["results"]] == [
+        "reflog-recovery"
+    ]

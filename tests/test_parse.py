@@ -76,7 +76,7 @@ def test_full_record_is_read_field_by_field() -> None:
     assert record.extra_sections == [("Links", "- https://example.com")]
     assert [p.message for p in parsed.problems] == [
         "unknown section '## Links' (kept as is; known: Task, Problems, Solution, "
-        "Why it worked, Failed attempts, Warnings, Applicability, Verification)"
+        "Why it worked, Failed attempts, Warnings, Applicability, Verification, Asked as)"
     ]
     assert parsed.problems[0].severity == "warning"
     assert parsed.problems[0].line is not None

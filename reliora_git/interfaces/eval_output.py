@@ -68,6 +68,20 @@ def to_text(report: EvalReport) -> str:
                 lines.append(f"  {one_line(record.id)}: {record.reason}")
             if len(unreachable) > UNREACHABLE_SHOWN:
                 lines.append(f"  … {len(unreachable) - UNREACHABLE_SHOWN} more (--json lists them)")
+        to_ask = reach.to_give_asked_as
+        if to_ask:
+            lines.append(
+                f"{_lessons(len(to_ask))} to give asked-as lines (its own task leaves it out, "
+                "or shares no word with its title, tags or asked-as lines): add how people "
+                'would ask for it, `reliora update ID --add-asked "…"`:'
+            )
+            shown = ", ".join(one_line(r.id) for r in to_ask[:UNREACHABLE_SHOWN])
+            more = (
+                f", … {len(to_ask) - UNREACHABLE_SHOWN} more (--json)"
+                if len(to_ask) > UNREACHABLE_SHOWN
+                else ""
+            )
+            lines.append(f"  {shown}{more}")
         crowding = reach.crowding()
         if crowding:
             lines.append(f"First for the tasks of {CROWD_MIN} or more other lessons:")

@@ -51,13 +51,23 @@ SHOW = (
     "outdated. The code may have changed since it was written: check the current code."
 )
 
+#: The asked-as lines (SPEC.md §3), asked for wherever a lesson is written.
+ASKED_AS_HELP = (
+    "2-5 ways someone would ask an agent for a task where this lesson helps, in their words, "
+    "not the lesson's: the symptom they see, what they are building, the other words a team "
+    "uses. The ranking finds a lesson only by words it shares with the task: these lines are "
+    "how tasks that share none with the title find it."
+)
+
 RECORD = (
     "Save a new experience after finishing work that taught something worth reusing: a "
     "fix that was hard to find, a trap, a workaround, a decision and its reason. Needs "
     "title, solution, and task or problems. Include failedAttempts (what you tried that "
     "did not work, and why: often the most useful part), whyItWorked, applicability "
     "(where this holds and where it does not), verification (how you checked it), "
-    "projectContext, tags and confidence (low, medium, high). Returns id, locator (the new "
+    "projectContext, tags and confidence (low, medium, high), and askedAs: 2-5 ways someone "
+    "would ask for a task where it helps, in their own words (how the lesson is found). "
+    "Returns id, locator (the new "
     "file under .reliora/experiences/; commit it with your change) and "
     "SIMILAR_EXPERIENCE_FOUND warnings: when one already covers the lesson, give feedback "
     "on it or record a refinement that names it in supersedes, rather than a duplicate "
@@ -71,7 +81,8 @@ UPDATE = (
     "Refine an existing experience in place (id or unique id prefix) instead of recording "
     "a near duplicate: given fields replace (title, task, solution, whyItWorked, "
     "applicability, verification, projectContext, confidence, tags, paths, guards); "
-    "addProblems, addFailedAttempts, addWarnings, addTags, addPaths, addSupersedes and "
+    "addProblems, addFailedAttempts, addWarnings, addAskedAs, addTags, addPaths, "
+    "addSupersedes and "
     "addGuards append. Unknown keys and sections of the file are "
     "kept and 'updated' is set to today. Refused when the file changed on disk meanwhile, "
     "when the result would be invalid, or when it holds a secret. Returns id, locator, "

@@ -423,6 +423,7 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
             str, Field(description="Where this holds, and where it does not.")
         ] = "",
         verification: Annotated[str, Field(description="How you checked that it works.")] = "",
+        askedAs: Annotated[list[str] | None, Field(description=mcp_help.ASKED_AS_HELP)] = None,
         projectContext: Annotated[
             str, Field(description="Project words, e.g. 'python cli typer'.")
         ] = "",
@@ -455,6 +456,7 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
             "warnings": warnings,
             "applicability": applicability,
             "verification": verification,
+            "askedAs": askedAs,
             "projectContext": projectContext,
             "tags": tags,
             "confidence": confidence,
@@ -501,6 +503,9 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
             list[str] | None, Field(description="Failed attempts to add.")
         ] = None,
         addWarnings: Annotated[list[str] | None, Field(description="Warnings to add.")] = None,
+        addAskedAs: Annotated[
+            list[str] | None, Field(description="Asked-as lines to add. " + mcp_help.ASKED_AS_HELP)
+        ] = None,
         addTags: Annotated[list[str] | None, Field(description="Tags to add.")] = None,
         addPaths: Annotated[list[str] | None, Field(description="Code paths to add.")] = None,
         addSupersedes: Annotated[
@@ -535,6 +540,7 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
             "addProblems": addProblems,
             "addFailedAttempts": addFailedAttempts,
             "addWarnings": addWarnings,
+            "addAskedAs": addAskedAs,
             "addTags": addTags,
             "addPaths": addPaths,
             "addSupersedes": addSupersedes,

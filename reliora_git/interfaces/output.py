@@ -412,6 +412,7 @@ def _sections(record: Record) -> list[tuple[str, str | list[str]]]:
         ("Warnings", record.warnings),
         ("Applicability", record.applicability),
         ("Verification", record.verification),
+        ("Asked as", record.asked_as),
         *record.extra_sections,
         ("Guards", [guard_line(g.to_json(), record.paths) for g in record.guards]),
     ]

@@ -38,7 +38,8 @@ from reliora_git.org.db import LOCK_SPACE
 from reliora_git.org.pgtext import shown, stored, stored_all
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.summary import summary_of
-from reliora_git.search.rank import IndexedRecord, superseders
+from reliora_git.search.inverted import searched_terms
+from reliora_git.search.rank import IndexedRecord, search_part, superseders
 from reliora_git.storage.catalog import choose_id_owners
 from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, GitFiles, is_store_file
 from reliora_git.storage.store import ScannedFile, Store
@@ -64,7 +65,7 @@ _NOT_UTF8 = "the file name is not valid UTF-8: left out"
 #: What parsed a repository's rows and how they are kept (the ``parser`` column): rows
 #: written by another release, before U+0000 was escaped (pgtext.py) or without their
 #: summary, are parsed again.
-PARSER = f"{__version__}+pgtext+summary"
+PARSER = f"{__version__}+pgtext+summary+asked"
 
 
 # --- where a store comes from -----------------------------------------------------------------
@@ -349,7 +350,10 @@ def parse_records(files: GitFiles, wanted: list[ScannedFile], parse: Parse) -> l
         blob = _blob_of(files, file)
         value = error_value(text) if isinstance(text, RecordError) else next(values)
         if value[0] == "doc":
-            doc = IndexedRecord(*value[1])
+            # Org search is §5 search: the database holds the nine fields it scores, not the
+            # asked-as lines only the task ranking reads (rank.search_part).
+            full = IndexedRecord(*value[1])
+            doc = full._replace(text=search_part(full.text))
             rows.append(
                 FileRow(
                     file.locator,
@@ -358,7 +362,7 @@ def parse_records(files: GitFiles, wanted: list[ScannedFile], parse: Parse) -> l
                     status=doc.status,
                     supersedes=doc.supersedes,
                     doc=doc,
-                    terms=value[4],
+                    terms=searched_terms(value[4]),
                     summary=summary_of(value[2]),
                 )
             )

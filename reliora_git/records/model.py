@@ -8,6 +8,18 @@ from typing import Any
 CONFIDENCES = ("low", "medium", "high")
 STATUSES = ("active", "superseded", "retired")
 OUTCOMES = ("success", "partial", "failure", "not-applicable", "outdated")
+#: The task ranking reads a record's first this-many asked-as lines (SPEC.md §3: 2-5), each up
+#: to MAX_ASKED_CHARS characters: a record from a pull request cannot stuff the field with a
+#: store's vocabulary (records/validate.py warns past them).
+MAX_ASKED = 5
+MAX_ASKED_CHARS = 200
+#: What a draft holds where its writer is to write the asked-as lines (history, ``record
+#: --from-commit``): never text made up by the tool. A line starting with "…" is a placeholder
+#: left unfilled, and is dropped when the record is saved (records/validate.py).
+ASKED_AS_PLACEHOLDER = (
+    "… how someone would ask an agent for a task where this lesson helps, in their words, "
+    "not the commit's: the symptom they see, what they are building (2-5 lines)"
+)
 
 #: Body sections in canonical order: (heading, JSON name, is a list).
 SECTIONS: tuple[tuple[str, str, bool], ...] = (
@@ -19,6 +31,7 @@ SECTIONS: tuple[tuple[str, str, bool], ...] = (
     ("Warnings", "warnings", True),
     ("Applicability", "applicability", False),
     ("Verification", "verification", False),
+    ("Asked as", "askedAs", True),
 )
 
 
@@ -90,6 +103,9 @@ class Record:
     warnings: list[str] = field(default_factory=list)
     applicability: str = ""
     verification: str = ""
+    #: How people would ask for a task this lesson helps with (SPEC.md §3): read by the task
+    #: ranking as a field of its own, so tasks that share no word with the title find it.
+    asked_as: list[str] = field(default_factory=list)
     #: Front-matter keys this version does not know, kept verbatim on rewrite.
     extra_meta: dict[str, Any] = field(default_factory=dict)
     #: Body sections this version does not know: (heading, text), in file order.

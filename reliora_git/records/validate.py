@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from reliora_git.records.model import CONFIDENCES, STATUSES, Problem, Record
+from reliora_git.records.model import (
+    CONFIDENCES,
+    MAX_ASKED,
+    MAX_ASKED_CHARS,
+    STATUSES,
+    Problem,
+    Record,
+)
 
 ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")
 #: Caps on the fields every brief and result shows (docs/record-format.md): a record from a pull
@@ -69,11 +76,42 @@ def validate(record: Record, lines: Mapping[str, int] | None = None) -> list[Pro
                 "(no leading '/', no '..', no backslash)",
                 "paths",
             )
+    problems.extend(_asked_as_problems(record))
     if record.guards:
         from reliora_git.records.guards import guard_problems  # compiles with RE2: only then
 
         problems.extend(guard_problems(record.guards, lines.get("guards")))
     return problems
+
+
+def filled_asked_as(lines: list[str]) -> list[str]:
+    """The asked-as lines that are not placeholders left unfilled (a line starting with "…",
+    as drafts and the end-of-turn ask write them): placeholder words saved as content would
+    make every draft's record match every task that says "ask" or "lesson"."""
+    return [line for line in lines if not line.strip().startswith("…")]
+
+
+def _asked_as_problems(record: Record) -> list[Problem]:
+    """Warnings on asked-as lines the ranking does not read whole (never an invalid record:
+    the lines are optional, and the rest of the lesson stands without them)."""
+    found = []
+    if len(record.asked_as) > MAX_ASKED:
+        found.append(
+            Problem(
+                "warning",
+                f"{len(record.asked_as)} asked-as lines; the ranking reads the first {MAX_ASKED}",
+            )
+        )
+    long = [line for line in record.asked_as[:MAX_ASKED] if len(line) > MAX_ASKED_CHARS]
+    if long:
+        found.append(
+            Problem(
+                "warning",
+                f"an asked-as line of {len(long[0])} characters; the ranking reads the first "
+                f"{MAX_ASKED_CHARS} of each (one sentence, as a person would ask)",
+            )
+        )
+    return found
 
 
 def _id_hint(locator: str) -> str:

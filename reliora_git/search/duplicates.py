@@ -20,6 +20,7 @@ from reliora_git.records.model import FeedbackSummary, Record
 from reliora_git.records.stopping import checkpoint
 from reliora_git.search.rank import (
     FIELDS,
+    INDEX_FIELDS,
     NO_FEEDBACK,
     Hit,
     IndexedRecord,
@@ -28,6 +29,7 @@ from reliora_git.search.rank import (
     index_record,
     rank,
     score_record,
+    search_part,
 )
 from reliora_git.search.stopwords import STOP_WORDS
 
@@ -202,7 +204,9 @@ class DocsPool:
 
     def document_frequency(self, token: str, exclude_id: str) -> int:
         found = QueryToken.of(token)
-        return sum(doc.id != exclude_id and found.found_in(doc.text) for doc in self.docs)
+        return sum(
+            doc.id != exclude_id and found.found_in(search_part(doc.text)) for doc in self.docs
+        )
 
     def score_of(self, record_id: str, query: Query) -> Hit | None:
         doc = next((d for d in self.docs if d.id == record_id), None)
@@ -328,7 +332,7 @@ def reverse_overlap(existing: IndexedRecord, candidate: IndexedRecord, pool: Poo
     (title, tags, first two problems) that ``candidate`` holds, weighted by idf over the
     pool without ``existing``."""
     fields = existing.fields
-    if len(fields) != len(FIELDS):  # a doc without its text (the pool gives text with hits)
+    if len(fields) != len(INDEX_FIELDS):  # a doc without its text (the pool gives text with hits)
         return 0.0
     pieces = [fields[_TITLE], fields[_TAGS], *fields[_PROBLEMS].split("\n")[:2]]
     words = [w for piece in pieces for w in piece.split() if w not in STOP_WORDS]
@@ -336,7 +340,8 @@ def reverse_overlap(existing: IndexedRecord, candidate: IndexedRecord, pool: Poo
     if len(tokens) < MUTUAL_MIN_TOKENS:
         return 0.0
     idf = idf_weights(tokens, pool, existing.id)
-    held = {t for t in tokens if QueryToken.of(t).found_in(candidate.text)}
+    searched = search_part(candidate.text)
+    held = {t for t in tokens if QueryToken.of(t).found_in(searched)}
     return overlap_of(tokens, held, idf)[0]
 
 

@@ -36,6 +36,7 @@ from reliora_git.search.rank import (
     CONTEXT_MASK,
     FIELD_SEPARATOR,
     FIELDS,
+    INDEX_FIELDS,
     LEVELS,
     NO_FEEDBACK,
     ContextFilter,
@@ -44,14 +45,19 @@ from reliora_git.search.rank import (
     Query,
     least_matches,
     score_masks,
+    search_part,
     sort_key,
 )
 from reliora_git.search.stopwords import STOP_WORDS
 from reliora_git.search.tokens import PREFIX_MIN
 
-#: Bits of a posting that hold the components; the slot is in the bits above.
-COMPONENT_BITS = len(FIELDS)
+#: Bits of a posting that hold the components (INDEX_FIELDS: the nine §5 fields, then the
+#: asked-as lines); the slot is in the bits above.
+COMPONENT_BITS = len(INDEX_FIELDS)
 _COMPONENTS = (1 << COMPONENT_BITS) - 1
+#: The components search scores (SPEC.md §5): a record holding a token only in its asked-as
+#: lines does not match it there, and holds no posting for search.
+SEARCH_COMPONENTS = (1 << len(FIELDS)) - 1
 #: The array type code of a posting: unsigned, at least 32 bits.
 POSTING = "I" if array("I").itemsize >= 4 else "L"
 #: The saved index is compacted when more than this share of its slots are dead.
@@ -71,6 +77,13 @@ def record_terms(text: str) -> dict[str, int]:
         for token in set(field_string.split()):
             terms[token] = terms.get(token, 0) | bit
     return terms
+
+
+def searched_terms(terms: Mapping[str, int]) -> dict[str, int]:
+    """:func:`record_terms` as search sees them: the §5 components only (SEARCH_COMPONENTS)."""
+    return {
+        term: mask & SEARCH_COMPONENTS for term, mask in terms.items() if mask & SEARCH_COMPONENTS
+    }
 
 
 @dataclass
@@ -154,9 +167,11 @@ class InvertedIndex:
         return found
 
     def masks(self, token: str, exact: dict[int, int] | None = None) -> dict[int, int]:
-        """Live slot → the components in which a token matching ``token`` occurs.
+        """Live slot → the §5 components in which a token matching ``token`` occurs.
 
-        ``exact`` (when given) also receives the components of ``token`` itself.
+        ``exact`` (when given) also receives the components of ``token`` itself. Only the
+        components search scores count (SEARCH_COMPONENTS): a record holding the token in
+        its asked-as lines alone is not a holder.
         """
         checkpoint()  # a token's postings are a step of every ranking (stopping.py)
         docs = self.docs
@@ -165,13 +180,16 @@ class InvertedIndex:
         for i in self.matching_terms(token):
             is_exact = exact is not None and self.terms[i] == token
             for value in _decode(self.postings[i]):
+                components = value & SEARCH_COMPONENTS
+                if not components:
+                    continue
                 slot = value >> COMPONENT_BITS
                 if docs[slot] is None:
                     continue
-                found[slot] = get(slot, 0) | value & _COMPONENTS
+                found[slot] = get(slot, 0) | components
                 if is_exact:
                     assert exact is not None
-                    exact[slot] = exact.get(slot, 0) | value & _COMPONENTS
+                    exact[slot] = exact.get(slot, 0) | components
         return found
 
     def document_frequency(self, token: str) -> int:
@@ -278,10 +296,10 @@ class InvertedIndex:
             masks = [per_token[n].get(slot, 0) for n in range(len(query.tokens))]
             phrase = False
             if query.phrase is not None and len(present) == len(query.tokens):
-                common = _COMPONENTS
+                common = SEARCH_COMPONENTS
                 for n in range(len(query.tokens)):
                     common &= exact[n].get(slot, 0)
-                phrase = bool(common) and query.phrase in text_of(slot)
+                phrase = bool(common) and query.phrase in search_part(text_of(slot))
             hit = score_masks(doc, query, masks, phrase, feedback.get(doc.id, NO_FEEDBACK))
             if hit.level in allowed:
                 results.append((slot, hit))

@@ -30,6 +30,7 @@ RECORD_FIELDS: dict[str, tuple[str, str]] = {
     "warnings": ("warnings", "list"),
     "applicability": ("applicability", "text"),
     "verification": ("verification", "text"),
+    "askedAs": ("asked_as", "list"),
 }
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from reliora_git.records.errors import RelioraError
-from reliora_git.records.model import FeedbackSummary, Record
+from reliora_git.records.model import MAX_ASKED, MAX_ASKED_CHARS, FeedbackSummary, Record
 from reliora_git.search.tokens import PREFIX_MIN, content_tokens, token_matches, tokenize
 
 #: Scoring components in JSON order, with their weight per matching query token.
@@ -48,6 +48,10 @@ FIELD_WEIGHTS: dict[str, int] = {
 }
 FIELDS = tuple(FIELD_WEIGHTS)
 _WEIGHTS = tuple(FIELD_WEIGHTS.values())
+#: The asked-as lines (SPEC.md §3): indexed after the nine fields above as a field of its own,
+#: read by the task ranking (taskrank.py) and never by search, whose §5 score stays the nine's.
+ASKED = "asked"
+INDEX_FIELDS = (*FIELDS, ASKED)
 #: Fields that the --project-context filter looks at.
 CONTEXT_FIELDS = (
     FIELDS.index("projectContext"),
@@ -74,7 +78,7 @@ NO_FEEDBACK = FeedbackSummary()
 
 
 def field_texts(record: Record) -> tuple[list[str], ...]:
-    """The searchable text pieces of each component, in FIELDS order; each piece is one sequence."""
+    """The text pieces of each indexed field, in INDEX_FIELDS order; each piece is one sequence."""
     return (
         record.tags,
         [record.title],
@@ -85,6 +89,7 @@ def field_texts(record: Record) -> tuple[list[str], ...]:
         [record.applicability],
         record.failed_attempts,
         record.warnings,
+        [line[:MAX_ASKED_CHARS] for line in record.asked_as[:MAX_ASKED]],
     )
 
 
@@ -93,8 +98,14 @@ def encode_field(pieces: Iterable[str]) -> str:
     return "\n".join(f" {' '.join(tokens)} " for piece in pieces if (tokens := tokenize(piece)))
 
 
-#: Joins the nine field strings of a record into one (a tab is never part of a field string).
+#: Joins the field strings of a record into one (a tab is never part of a field string).
 FIELD_SEPARATOR = "\t"
+
+
+def search_part(text: str) -> str:
+    """The nine §5 field strings of a record's joined text (IndexedRecord.text), without the
+    asked-as field that only the task ranking reads: what search matches, phrase included."""
+    return text[: text.rfind(FIELD_SEPARATOR)]
 
 
 class IndexedRecord(NamedTuple):
@@ -110,8 +121,9 @@ class IndexedRecord(NamedTuple):
     tags: tuple[str, ...]
     status: str
     confidence: str | None
-    #: The nine field strings in FIELDS order (see the module docstring), joined by a tab:
-    #: one string to prefilter with, and one object instead of nine to cache and load.
+    #: The field strings in INDEX_FIELDS order (see the module docstring), joined by a tab:
+    #: one string to prefilter with, and one object instead of ten to cache and load. Search
+    #: reads the nine of FIELDS (:func:`search_part`); the last, asked-as, is the task ranking's.
     text: str
     #: Digest of the normalised title, solution and applicability ('' when all are empty):
     #: equal fingerprints mean an exact duplicate.
@@ -124,12 +136,12 @@ class IndexedRecord(NamedTuple):
     #: Its guards with their defaults applied (records/guards.py ActiveGuard tuples):
     #: the hook learns from the index which records have guards, without parsing any.
     guards: tuple[tuple[Any, ...], ...] = ()
-    #: Tokens in its nine fields: the task ranking's length normalisation (taskrank.py).
+    #: Tokens in its fields: the task ranking's length normalisation (taskrank.py).
     size: int = 0
 
     @property
     def fields(self) -> list[str]:
-        """The nine field strings in FIELDS order."""
+        """The field strings in INDEX_FIELDS order (FIELDS, then the asked-as lines)."""
         return self.text.split(FIELD_SEPARATOR)
 
     @property
@@ -484,8 +496,8 @@ def score_record(
     ``present`` (from :func:`present_tokens`) spares testing tokens that cannot match.
     """
     tokens = query.tokens if present is None else present
-    text = doc.text
-    fields = doc.fields
+    text = search_part(doc.text)
+    fields = text.split(FIELD_SEPARATOR)
     # Rather than testing every token on all nine fields, only the fields that hold a
     # token's prefilter needle are tested.
     found: dict[str, int] = {}

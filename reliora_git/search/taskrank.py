@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from reliora_git.search.inverted import COMPONENT_BITS, POSTING, InvertedIndex
-from reliora_git.search.rank import FIELD_SEPARATOR, FIELDS, IndexedRecord
+from reliora_git.search.rank import ASKED, FIELD_SEPARATOR, INDEX_FIELDS, IndexedRecord
 from reliora_git.search.stopwords import STOP_WORDS
 from reliora_git.search.tokens import tokenize
 
@@ -65,16 +65,21 @@ _COMPONENTS = (1 << COMPONENT_BITS) - 1
 #: Fields a brief or push shows little or nothing of (only a first problem at most): words held
 #: only there are capped (Settings.rarely_shown_cap), as a stuffed record hides its words there.
 RARELY_SHOWN = ("problems", "task", "projectContext", "applicability", "failedAttempts", "warnings")
-SHOWN_MASK = sum(1 << k for k, name in enumerate(FIELDS) if name not in RARELY_SHOWN)
+SHOWN_MASK = sum(1 << k for k, name in enumerate(INDEX_FIELDS) if name not in RARELY_SHOWN)
 #: A store with fewer records is small: among so few, a word that several records share
 #: still tells them apart, and idf means little, so no word is dropped and the floor is
 #: only the number of words matched.
 SMALL_STORE = 20
 
-#: Field weights of the BM25F sum, in FIELDS order. Measured (bench/brief.py, docs/ranking.md):
-#: weighting title, tags or problems above the rest moved no figure beyond one task in 139,
-#: so every field counts alike and a word gains by the number of fields that hold it.
-DEFAULT_FIELD_WEIGHTS: dict[str, float] = dict.fromkeys(FIELDS, 1.0)
+#: Field weights of the BM25F sum, in INDEX_FIELDS order. Measured (bench/brief.py,
+#: docs/ranking.md): weighting title, tags or problems above the rest moved no figure beyond
+#: one task in 139, so every field counts alike and a word gains by the number of fields that
+#: hold it. The asked-as lines (SPEC.md §3) are how people ask for the lesson: ASKED_WEIGHT.
+ASKED_WEIGHT = 1.0
+DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
+    **dict.fromkeys(INDEX_FIELDS, 1.0),
+    ASKED: ASKED_WEIGHT,
+}
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ class Settings:
     lead_stems: str = "particle"
 
     def mask_weights(self) -> list[float]:
-        """Summed field weights of every component mask (bit k is FIELDS[k])."""
+        """Summed field weights of every component mask (bit k is INDEX_FIELDS[k])."""
         return list(_mask_weights(self.field_weights))
 
 
@@ -133,7 +138,8 @@ class Settings:
 def _mask_weights(weights: tuple[float, ...]) -> tuple[float, ...]:
     # Once per set of weights: ``reliora eval`` ranks one task per record.
     return tuple(
-        sum(w for k, w in enumerate(weights) if mask >> k & 1) for mask in range(1 << len(FIELDS))
+        sum(w for k, w in enumerate(weights) if mask >> k & 1)
+        for mask in range(1 << len(INDEX_FIELDS))
     )
 
 
@@ -288,7 +294,7 @@ class WordMatch:
     word: str
     #: The record terms it matched: itself, the compound or the split words, words of its stem.
     terms: tuple[str, ...]
-    #: Names of the fields (FIELDS) holding any of them.
+    #: Names of the fields (INDEX_FIELDS) holding any of them.
     fields: tuple[str, ...]
     #: Matched by stem only (neither as written nor by compound or split).
     stemmed: bool
@@ -323,12 +329,12 @@ Part = tuple[int, int, int, int, float]
 
 
 def part_fields(part: Part) -> int:
-    """The fields (a mask, bit k is FIELDS[k]) that give a part, in any way."""
+    """The fields (a mask, bit k is INDEX_FIELDS[k]) that give a part, in any way."""
     return part[1] | part[2] | part[3]
 
 
 def _names(mask: int) -> tuple[str, ...]:
-    return tuple(name for k, name in enumerate(FIELDS) if mask >> k & 1)
+    return tuple(name for k, name in enumerate(INDEX_FIELDS) if mask >> k & 1)
 
 
 #: Slot → the record terms a word matched in one way, each with the fields holding it.
@@ -521,7 +527,9 @@ def _split_postings(
                     continue
                 fields = fields_of(slot)
                 said = sum(
-                    1 << k for k in range(len(FIELDS)) if common >> k & 1 and phrase in fields[k]
+                    1 << k
+                    for k in range(len(INDEX_FIELDS))
+                    if common >> k & 1 and phrase in fields[k]
                 )
                 if said:
                     joined[slot] = joined.get(slot, 0) | said
@@ -617,7 +625,7 @@ def _norms(
     ]
     if not live:
         return {}
-    count = len(FIELDS)
+    count = len(INDEX_FIELDS)
     average = [max(sum(found[k] for _, found in live) / len(live), 1.0) for k in range(count)]
     b = settings.b
     return {
@@ -689,7 +697,7 @@ def rank_task(
     ``admit`` decides which records may be results (by default the active ones);
     every live record counts for the words' document frequencies. ``floor=False``
     keeps the records below the relevance floor (the bench measures what it costs).
-    ``lengths`` (slot → the tokens in each field, FIELDS order) is needed when
+    ``lengths`` (slot → the tokens in each field, INDEX_FIELDS order) is needed when
     ``settings.b`` is above 0. ``text_of`` (slot → the record's joined field strings,
     IndexedRecord.text) confirms matches by split; without it there are none.
     """
@@ -749,7 +757,7 @@ def rank_task(
                     weights[k]
                     * (1.0 if exact >> k & 1 else joined_discount if joined >> k & 1 else discount)
                     / norm[k]
-                    for k in range(len(FIELDS))
+                    for k in range(len(INDEX_FIELDS))
                     if (exact | stemmed | joined) >> k & 1
                 )
             part = scale * tf / (tf + k1)

@@ -38,7 +38,7 @@ from typing import Any
 from reliora_git import __version__
 
 #: Bump when the shape of cached values changes.
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 MAGIC = b"RELIORA-CACHE\n"
 #: Files younger than this at the start of a walk are not cached (see the module docstring).
 RACY_NS = 2_000_000_000

@@ -44,6 +44,7 @@ from reliora_git.search.rank import (
     IndexedRecord,
     Query,
     score_masks,
+    search_part,
     superseders,
 )
 from reliora_git.storage.cache import (
@@ -253,7 +254,7 @@ class StoreIndex:
         return value
 
     def text_of(self, slot: int) -> str:
-        """The record's nine field strings joined (IndexedRecord.text)."""
+        """The record's field strings joined (IndexedRecord.text: search's nine, then asked-as)."""
         return self._blob(slot)[0]
 
     def record_json(self, slot: int) -> dict[str, Any]:
@@ -393,7 +394,7 @@ class StoreIndex:
         if not any(masks):
             return None
         doc = self.full_doc(slot)
-        phrase = query.phrase is not None and query.phrase in doc.text
+        phrase = query.phrase is not None and query.phrase in search_part(doc.text)
         return score_masks(doc, query, masks, phrase, self.feedback.get(record_id, NO_FEEDBACK))
 
     def _masks_of(self, token: str) -> dict[int, int]:

@@ -42,6 +42,14 @@ def update(
     add_problem: Annotated[list[str] | None, typer.Option(help="Append a problem.")] = None,
     add_failed: Annotated[list[str] | None, typer.Option(help="Append a failed attempt.")] = None,
     add_warning: Annotated[list[str] | None, typer.Option(help="Append a warning.")] = None,
+    add_asked: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--add-asked",
+            metavar="TEXT",
+            help="Append a way someone would ask for a task where it helps, in their words.",
+        ),
+    ] = None,
     tag: Annotated[list[str] | None, typer.Option(help="The tags (replace them all).")] = None,
     path: Annotated[list[str] | None, typer.Option(help="The code paths (replace them).")] = None,
     add_tag: Annotated[list[str] | None, typer.Option(help="Add a tag (repeatable).")] = None,
@@ -77,6 +85,7 @@ def update(
     Examples:
       reliora update flaky-pytest --add-warning "not needed on pytest 8.2+"
       reliora update flaky-pytest --add-path tests/conftest.py --supersedes old-timeouts
+      reliora update flaky-pytest --add-asked "the e2e job dies before it finishes on CI"
       echo '{"solution": "…", "addProblems": ["…"]}' | reliora update flaky-pytest --json -
     """
     from reliora_git.operations.lessons.lifecycle import Changes, updated
@@ -101,6 +110,7 @@ def update(
             ("problems", add_problem),
             ("failed_attempts", add_failed),
             ("warnings", add_warning),
+            ("asked_as", add_asked),
             ("tags", add_tag),
             ("paths", add_path),
             ("supersedes", supersedes),

@@ -75,6 +75,16 @@ def record(
     ] = None,
     tag: Annotated[list[str] | None, typer.Option(help="A tag (repeatable).")] = None,
     verification: Annotated[str | None, typer.Option(help="How it was checked.")] = None,
+    asked: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--asked",
+            metavar="TEXT",
+            help="How someone would ask an agent for a task where this lesson helps, in their "
+            "words, not the lesson's (repeat, 2-5): how tasks that share no word with the "
+            "title find it.",
+        ),
+    ] = None,
     confidence: Annotated[str | None, typer.Option(help="low, medium or high.")] = None,
     from_file: Annotated[
         Path | None,
@@ -146,8 +156,11 @@ def record(
     Examples:
       reliora record --title "Flaky pytest timeouts on CI" --tag pytest \\
         --problem "pytest-timeout killed slow git fixtures" \\
-        --solution "Raise the timeout only for the git-fixture tests"
-      echo '{"title": "…", "task": "…", "solution": "…"}' | reliora record --json -
+        --solution "Raise the timeout only for the git-fixture tests" \\
+        --asked "the integration tests get killed at random on CI" \\
+        --asked "make the nightly job stable on the shared runners"
+      echo '{"title": "…", "task": "…", "solution": "…", "askedAs": ["…", "…"]}' \\
+        | reliora record --json -
       reliora record --title "Use date-fns, not moment" --solution "…" --task "…" \\
         --guard "from 'moment'" --guard-path "src/**/*.ts" --block
       reliora record --title "SHA-1 only through legacy_digest()" --solution "…" --task "…" \\
@@ -186,6 +199,7 @@ def record(
             project_context=project_context or "",
             tags=tag or [],
             verification=verification or "",
+            asked_as=asked or [],
             confidence=confidence,
             supersedes=supersedes or [],
             paths=path or [],
@@ -318,12 +332,24 @@ def _commit_draft(store: Store, rev: str) -> Record:
     return from_commit(root, rev)
 
 
+#: List fields a flag adds to a draft (the text flags replace).
+_DRAFT_LISTS = (
+    "problems",
+    "failed_attempts",
+    "warnings",
+    "asked_as",
+    "tags",
+    "supersedes",
+    "paths",
+)
+
+
 def _with_flags(draft: Record, flags: Record) -> Record:
     """The draft with what the flags say: a text flag replaces, a list flag adds."""
     for name in ("title", "task", "solution", "why_it_worked", "applicability", "verification"):
         if getattr(flags, name):
             setattr(draft, name, getattr(flags, name))
-    for name in ("problems", "failed_attempts", "warnings", "tags", "supersedes", "paths"):
+    for name in _DRAFT_LISTS:
         added = [item for item in getattr(flags, name) if item not in getattr(draft, name)]
         setattr(draft, name, [*getattr(draft, name), *added])
     draft.project_context = flags.project_context or draft.project_context
@@ -334,7 +360,7 @@ def _with_flags(draft: Record, flags: Record) -> Record:
 #: What a draft printed for an agent holds: every field `record --json -` reads, to fill in.
 _DRAFT_FIELDS = (
     "title", "task", "problems", "solution", "whyItWorked", "failedAttempts", "warnings",
-    "applicability", "verification", "tags", "paths", "supersedes", "projectContext",
+    "applicability", "verification", "askedAs", "tags", "paths", "supersedes", "projectContext",
     "confidence", "created", "author", "source",
 )  # fmt: skip
 
@@ -398,7 +424,7 @@ def _filled_template(start: Record) -> str:
 
 #: Text fields and list fields of the editor's template that hold placeholder text.
 _TEMPLATE_TEXTS = ("task", "solution", "why_it_worked", "applicability", "verification")
-_TEMPLATE_LISTS = ("problems", "failed_attempts", "warnings")
+_TEMPLATE_LISTS = ("problems", "failed_attempts", "warnings", "asked_as")
 
 
 def _drop_placeholders(new: Record, template: Record) -> None:

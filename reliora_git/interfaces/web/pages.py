@@ -226,6 +226,7 @@ SECTIONS = (
     ("Warnings", "warnings"),
     ("Applicability", "applicability"),
     ("Verification", "verification"),
+    ("Asked as", "askedAs"),
 )
 
 

@@ -168,6 +168,15 @@ def touched_line(touched: Touched) -> str:
     )
 
 
+#: What the draft's ``askedAs`` is for (SPEC.md §3): the ranking finds a lesson only by the
+#: words it shares with a task, and the writer is the one who knows how it will be asked for.
+ASKED_AS_ASK = (
+    "askedAs: 2-5 ways someone would ask an agent for a task where this lesson helps, in "
+    "their words, not the lesson's (the symptom they see, what they are building): a lesson "
+    "is found only through words it shares with the task."
+)
+
+
 def compose(asked: Asked) -> str:
     """The ask: a pushed lesson the fix touched, the evidence and the record command, then the
     lessons awaiting feedback."""
@@ -187,6 +196,7 @@ def compose(asked: Asked) -> str:
             "problems": [p for p in dict.fromkeys(map(_problem, shown)) if p != "…"] or ["…"],
             "solution": "…",
             "whyItWorked": "…",
+            "askedAs": ["…", "…"],
             "paths": [_short(p, 200) for p in asked.paths],
         }
         if asked.touched:
@@ -204,6 +214,7 @@ def compose(asked: Asked) -> str:
             "reliora record --json - <<'EOF'",
             json.dumps(draft, ensure_ascii=False),
             "EOF",
+            ASKED_AS_ASK,
             "(or the MCP tool `record` with the same fields). If it names a likely duplicate, "
             "update that record instead (`reliora update ID --add-problem …`, MCP `update`).",
         ]

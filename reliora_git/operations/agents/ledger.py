@@ -154,6 +154,21 @@ def recent_sessions(state: Path | None, limit: int = DEFAULT_SESSIONS) -> list[S
     return found
 
 
+#: Sessions whose pushes ``push_counts`` reads, newest first.
+COUNTED_SESSIONS = 1000
+
+
+def push_counts(state: Path | None, limit: int = COUNTED_SESSIONS) -> dict[str, int]:
+    """Lesson id → how many pushes of the recent sessions named it (in full or as a line):
+    which lessons agents are handed most (``check --suggest`` names those first)."""
+    counts: dict[str, int] = {}
+    for log in recent_sessions(state, limit):
+        for push in log.pushes:
+            for lesson in {lesson for lesson, _ in push.lessons}:
+                counts[lesson] = counts.get(lesson, 0) + 1
+    return counts
+
+
 def session_log(state: Path | None, session: str) -> SessionLog:
     """One session's pushes, by the id the client gave it or the name of its file.
 

@@ -11,9 +11,13 @@ words, the floor, retired records counted out) over the index every command read
   ``compose``, no files, no session): full, a line, or nothing;
 * it is **unreachable** when that push leaves it out: below the floor, ranked past the
   five a push may show, or ranked but earning no entry (no telling word it shares is
-  in its title or tags). If its own task cannot reach it, a prompt hardly will;
+  in its title, tags or asked-as lines). If its own task cannot reach it, a prompt hardly will;
 * a record that comes **first for other records' tasks** (at least :data:`CROWD_MIN`
-  of them) is named: a record stuffed with a store's vocabulary steals their pushes.
+  of them) is named: a record stuffed with a store's vocabulary steals their pushes;
+* a record to **give asked-as lines** (SPEC.md §3) is one its own task leaves out of the
+  push, or reaches through no word of its title, tags or asked-as lines (it was found only
+  through its body, so a prompt in other words hardly will): whoever knows the lesson
+  writes how people would ask for it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reliora_git.operations.brief.earning import shown_on_line
 from reliora_git.operations.brief.push import compose, judged
 from reliora_git.operations.brief.selection import DEFAULT_LIMIT, lesson_of, task_hits
 from reliora_git.operations.brief.text import one_line
@@ -48,6 +53,14 @@ class Reached:
     form: str | None
     #: The record ranked first for its task (None when none is ranked).
     first: str | None
+    #: Its task shares a telling word with its title, tags or asked-as lines (earning.py).
+    on_line_words: bool = False
+
+    @property
+    def needs_asked_as(self) -> bool:
+        """Its own task leaves it out of the push, or reaches it through no word of its title,
+        tags or asked-as lines: asked-as lines are what would bring prompts to it."""
+        return self.form is None or not self.on_line_words
 
     @property
     def reason(self) -> str:
@@ -58,7 +71,7 @@ class Reached:
             return "below the relevance floor"
         if self.rank > DEFAULT_LIMIT:
             return f"ranked {self.rank}, after the {DEFAULT_LIMIT} a push may show"
-        return f"ranked {self.rank}, but no word it shares is in its title or tags"
+        return f"ranked {self.rank}, but no word it shares is in its title, tags or asked-as lines"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +82,7 @@ class Reached:
             "form": self.form,
             "first": self.first,
             "reason": self.reason or None,
+            "sharesLineWords": self.on_line_words,
         }
 
 
@@ -93,6 +107,11 @@ class Reach:
     def unreachable(self) -> list[Reached]:
         return [r for r in self.records if r.form is None]
 
+    @property
+    def to_give_asked_as(self) -> list[Reached]:
+        """The records to give asked-as lines (:attr:`Reached.needs_asked_as`)."""
+        return [r for r in self.records if r.needs_asked_as]
+
     def crowding(self) -> list[tuple[str, list[str]]]:
         """(id, the ids whose task it comes first for), for the records first for at least
         CROWD_MIN others, most first."""
@@ -112,11 +131,24 @@ class Reach:
             "recallAt5": round(self.recall(5), 4),
             "mrr": round(self.mrr, 4),
             "unreachable": [r.to_json() for r in self.unreachable],
+            "addAskedAs": [
+                {"id": r.id, "title": r.title, "reason": _asked_reason(r)}
+                for r in self.to_give_asked_as
+            ],
             "crowding": [
                 {"id": rid, "firstFor": len(ids), "examples": ids[:TAKEN_SHOWN]}
                 for rid, ids in self.crowding()
             ],
         }
+
+
+def _asked_reason(record: Reached) -> str:
+    if record.form is None:
+        return f"add asked-as lines: its own task does not reach it ({record.reason})"
+    return (
+        "add asked-as lines: its own task reaches it only through its body, no word of its "
+        "title, tags or asked-as lines"
+    )
 
 
 def own_task(data: dict[str, Any]) -> tuple[str, str] | None:
@@ -182,9 +214,11 @@ def _judge(index: StoreIndex, total: int, slot: int, text: str, source: str) -> 
     hits, _ = task_hits(index, text)
     ids = [hit.doc.id for hit in hits]
     rank = ids.index(doc.id) + 1 if doc.id in ids else None
+    on_line = bool(rank is not None and shown_on_line(hits[rank - 1].matches))
     form = None
     if rank is not None and rank <= DEFAULT_LIMIT:
         shown = hits[:DEFAULT_LIMIT]
         entries, _ = compose(judged([lesson_of(hit) for hit in shown], hits, total))
         form = next((e.form for e in entries if e.candidate.lesson.id == doc.id), None)
-    return Reached(doc.id, one_line(doc.title), source, rank, form, ids[0] if ids else None)
+    first = ids[0] if ids else None
+    return Reached(doc.id, one_line(doc.title), source, rank, form, first, on_line)

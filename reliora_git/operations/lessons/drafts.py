@@ -14,7 +14,7 @@ import datetime as dt
 import re
 
 from reliora_git.operations.lessons.history import CAUSE, FAILURE, Entry, is_code, message_body
-from reliora_git.records.model import Record
+from reliora_git.records.model import ASKED_AS_PLACEHOLDER, Record
 
 MAX_PROBLEMS = 3
 MAX_PATHS = 10
@@ -129,6 +129,7 @@ def draft(entry: Entry) -> Record:
         solution=solution,
         paths=paths[:MAX_PATHS],
         extra_meta={"source": source_line(entry)},
+        asked_as=[ASKED_AS_PLACEHOLDER],
         verification=f"Drafted from {_what(entry)} by reliora history; check it against the code.",
     )
 

@@ -18,6 +18,7 @@ from reliora_git.operations.lessons.writes import check_reads_back, refuse_secre
 from reliora_git.operations.paths import PathWarning
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import Record
+from reliora_git.records.validate import filled_asked_as
 from reliora_git.storage.index import StoreIndex, open_index
 from reliora_git.storage.store import Store, decode_utf8, read_regular_file, replace_file
 
@@ -36,12 +37,22 @@ REPLACED = (
     "confidence",
     "tags",
     "paths",
+    "asked_as",
     "guards",
 )
 #: Fields an update appends to (``--add-problem`` and the like).
-APPENDED = ("problems", "failed_attempts", "warnings", "tags", "paths", "supersedes", "guards")
+APPENDED = (
+    "problems",
+    "failed_attempts",
+    "warnings",
+    "asked_as",
+    "tags",
+    "paths",
+    "supersedes",
+    "guards",
+)
 #: Of those, the lists that keep each item once (a tag again, a path again: no change).
-APPENDED_ONCE = ("tags", "paths", "supersedes")
+APPENDED_ONCE = ("tags", "paths", "supersedes", "asked_as")
 #: JSON keys of an update (``update --json -``, the MCP tool) → (attribute, appended).
 JSON_KEYS = {
     "title": ("title", False),
@@ -54,9 +65,11 @@ JSON_KEYS = {
     "confidence": ("confidence", False),
     "tags": ("tags", False),
     "paths": ("paths", False),
+    "askedAs": ("asked_as", False),
     "addProblems": ("problems", True),
     "addFailedAttempts": ("failed_attempts", True),
     "addWarnings": ("warnings", True),
+    "addAskedAs": ("asked_as", True),
     "addTags": ("tags", True),
     "addPaths": ("paths", True),
     "addSupersedes": ("supersedes", True),
@@ -108,7 +121,7 @@ def changes_from_json(data: object) -> Changes:
             else:
                 changes.replace[name] = guards
             continue
-        if appended or name in ("tags", "paths"):
+        if appended or name in ("tags", "paths", "asked_as"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise RelioraError(f"{key!r} must be a list of strings", code="invalid_json")
         elif not isinstance(value, str):
@@ -184,6 +197,7 @@ def updated(
     if changes.status is not None:
         record.status = changes.status
     record.updated = (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+    record.asked_as = filled_asked_as(record.asked_as)
     normalize(record)
     validate_new(record)
     record.locator = record.locator or target.locator

@@ -82,14 +82,14 @@ class SearchResult:
     def matched_terms(self, shown: int) -> dict[str, dict[str, list[str]]]:
         """Record id → each matched query token → the record's words it matched (§4's prefix
         rule: ``modulenotfounderror`` → ``module``), for the first ``shown`` results."""
-        from reliora_git.search.rank import matched_terms
+        from reliora_git.search.rank import matched_terms, search_part
 
         assert self.index is not None
         found: dict[str, dict[str, list[str]]] = {}
         for hit in self.hits[:shown]:
             slot = self.index.slot_of(hit.doc.id)
             text = "" if slot is None else self.index.text_of(slot)
-            found[hit.doc.id] = matched_terms(text, hit.matched_tokens)
+            found[hit.doc.id] = matched_terms(search_part(text), hit.matched_tokens)
         return found
 
     def shown_freshness(self, store: Store, shown: int) -> dict[str, Freshness]:
