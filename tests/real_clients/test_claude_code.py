@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import Cli, git, reliora_executable
 from tests.real_clients import anthropic_api
 from tests.real_clients.mock_model import MockModel, find_binary
-from tests.real_clients.project import Lesson, Project, make_project
+from tests.real_clients.project import Lesson, Project, make_project, record
 
 FINAL_TEXT = "Done: the mock model's final answer"
 #: The reliora MCP tools the first request must offer (Claude Code prefixes them).
@@ -198,3 +198,34 @@ def test_a_clone_without_reliora_shows_no_failed_server(
     assert ours == ["mcp__reliora__not_installed"]  # it says why there are no lessons
     assert "reliora" not in done.stderr
 
+
+
+#: A solution with a Python block (a `#` comment), a shell continuation, JSX and a link.
+CODE_SOLUTION = (
+    "Round once at the end:\n\n```python\ntotal = sum(lines)  # not per line\n"
+    "return total.quantize(CENT)\n```\n\nDeploy with\n\n```sh\n./deploy.sh --env prod \\\n"
+    "  --wait\n```\n\nThe form keeps `<Total value={a => a < b} />` "
+    "([docs](https://example.com/round)). MARMOT-9."
+)
+
+
+def test_the_model_reads_a_pushed_lesson_as_the_record_says_it(
+    project: Project, tmp_path: Path
+) -> None:
+    # Found through its asked-as line only: the prompt shares no word with its title.
+    record(
+        Cli(project.root),
+        {
+            "title": "Ledger sums rounded once with quantize",
+            "task": "ledger sums are a cent off after the quarterly import",
+            "solution": CODE_SOLUTION,
+            "askedAs": ["the quarterly import leaves the ledger sums a cent off"],
+        },
+        "MARMOT-9",
+    )
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-q", "-m", "a lesson with code")
+    prompt = "the quarterly import leaves the ledger sums a cent off, fix it"
+    turns = run_claude(project, prompt, tmp_path / "home")
+    text = anthropic_api.request_text(turns[0])
+    assert f"What worked: {CODE_SOLUTION}" in text  # blocks, line breaks and characters kept
