@@ -1,6 +1,6 @@
 """``reliora history`` and ``reliora record --from-commit`` on real git histories made here
 (pull-request merges, squash merges, a changelog, a blame-linked fix, reverts, noise), and the
-rules under them (operations/lessons/history.py, drafts.py) on hand-made text."""
+rules under them (operations/coldstart/: sources.py, ranking.py, drafts.py) on hand-made text."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from reliora_git.operations.lessons.drafts import clean_title, paragraphs
-from reliora_git.operations.lessons.history import changelog_headings, message_body
+from reliora_git.operations.coldstart.drafts import clean_title, paragraphs
+from reliora_git.operations.coldstart.signals import message_body
+from reliora_git.operations.coldstart.sources import changelog_headings
 from tests.conftest import Cli, git
 
 DAY = 24 * 3600
@@ -232,7 +233,11 @@ def test_drafts_hold_the_problem_the_fix_and_provenance(
     draft = by_sha(listed(cli))[history["pr"]]["draft"]
     assert draft["title"] == "Fix double charge on retry"
     assert any("because the provider had already taken" in p for p in draft["problems"])
-    assert "src/billing.py (charge)" in draft["solution"]
+    # The solution is what the messages say of the fix, else a placeholder: never a file list
+    # (the change itself is the evidence's diff).
+    assert "src/billing.py" not in draft["solution"]
+    evidence = by_sha(listed(cli))[history["pr"]]["evidence"]
+    assert "+    key = invoice.key" in evidence["diff"] and evidence["diff"].startswith("```diff")
     assert draft["paths"] == ["src/billing.py"]
     assert draft["source"].startswith(f"commit {history['pr'][:12]} (pull request #12)")
     squash = by_sha(listed(cli))[history["squash"]]["draft"]
@@ -241,7 +246,7 @@ def test_drafts_hold_the_problem_the_fix_and_provenance(
     # The draft is what `record --json -` takes: with a solution of one's own, it saves.
     assert cli("init").returncode == 0
     git(repo, "config", "user.name", "Person Saving")
-    fields = {**draft, "solution": "Send one idempotency key per invoice. " + draft["solution"]}
+    fields = {**draft, "solution": "Send one idempotency key per invoice."}
     saved = cli("record", "--json", "-", input=json.dumps(fields))
     assert saved.returncode == 0, saved.stderr
     record = json.loads(saved.stdout)
@@ -348,11 +353,13 @@ def test_without_json_the_editor_opens_on_the_draft(repo: Path, cli: Cli, tmp_pa
     sha = commit(repo, "Fix double charge on retry", {"src/billing.py": "x\n"}, 1, body="Why.")
     editor = tmp_path / "editor.py"
     editor.write_text(
-        "import sys, pathlib\n"
+        "import re, sys, pathlib\n"
         "p = pathlib.Path(sys.argv[1])\n"
         "t = p.read_text()\n"
         "assert 'Fix double charge on retry' in t and 'src/billing.py' in t, t\n"
-        "p.write_text(t.replace('What worked.', 'Charge with an idempotency key.'))\n",
+        # The draft's placeholder is where the person writes the fix.
+        "t = re.sub(r'… what the change does[^\\n]*', 'Charge with an idempotency key.', t)\n"
+        "p.write_text(t)\n",
         encoding="utf-8",
     )
     env = {"EDITOR": f"{sys.executable} {editor}", "VISUAL": ""}

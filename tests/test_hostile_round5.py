@@ -101,7 +101,7 @@ def test_history_prints_no_escape_from_a_record_file(repo: Path, cli: Cli) -> No
 
 
 def test_reverted_commits_are_resolved_without_a_scan_per_revert() -> None:
-    from reliora_git.operations.lessons.history import resolve_prefixes
+    from reliora_git.operations.coldstart.sources import resolve_prefixes
 
     class Once:
         """The shas, which may be walked once only."""

@@ -48,6 +48,9 @@ class Patched:
     added: list[tuple[str, str]] = field(default_factory=list)
     #: (changelog file, line) added to a changelog.
     changelog: list[tuple[str, str]] = field(default_factory=list)
+    #: (file, "-line" or "+line") in the patch's order, changelogs left out, at most MAX_LINES:
+    #: the fix as a diff, for the evidence an agent writes a lesson from.
+    diff: list[tuple[str, str]] = field(default_factory=list)
     #: Lines changed in all (removed + added), kept or not.
     changed_lines: int = 0
     #: A shallow clone's boundary: its change is not known here (gitrepo/commits.py).
@@ -112,6 +115,8 @@ def _read_patch(commit: Patched, lines: list[str]) -> None:
             continue
         commit.changed_lines += 1
         text = line[1:MAX_LINE_CHARS]
+        if len(commit.diff) < MAX_LINES and not CHANGELOG.search(current):
+            commit.diff.append((current, line[0] + text))
         if line[0] == "-":
             if len(commit.removed) < MAX_LINES:
                 commit.removed.append((current, text))
@@ -138,6 +143,7 @@ def log(cwd: Path, since: str | None = None, rev: str = "HEAD") -> list[Patched]
     for commit in found:
         if commit.sha in boundary:  # its parents are not here: its patch is the whole tree
             commit.files, commit.functions, commit.removed, commit.added = [], [], [], []
+            commit.diff = []
             commit.changelog, commit.boundary = [], True
     return found
 

@@ -99,12 +99,13 @@ RETIRE = (
 )
 
 HISTORY = (
-    "On a new or young store: list where this repository already wrote its lessons down — "
-    "merged pull requests that fix something, changelog fix lines, fixes with evidence (a "
-    "stated cause, a test changed, an issue), reverts with a reason, and this machine's past "
-    "agent sessions in it — best first, each with why (its evidence parts and their scores) "
-    "and a draft in the shape the record tool takes. Read each entry's commit before you save "
-    "its draft: fill in the solution and why it worked in your own words."
+    "On a new or young store: a task for you, the best places where this repository already "
+    "wrote a lesson down (merged pull requests that fix something, changelog fix lines, fixes "
+    "with a stated cause or a test, reverts with a reason, this machine's past agent sessions) "
+    "that no record holds yet, each with its evidence (the messages, the changelog sentence, "
+    "the tests, the fix as a diff, what later commits did to it) and a draft. For each: write "
+    "the lesson in your own words with record (asked-as lines included), or skip it; never "
+    "copy the evidence as the lesson."
 )
 
 ABOUT = (

@@ -630,7 +630,9 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
                 examples=["1 year ago", "2024-01-31"],
             ),
         ] = None,
-        limit: Annotated[int, Field(description="The best N entries.", ge=1, le=200)] = 20,
+        limit: Annotated[
+            int, Field(description="The best N entries not yet recorded.", ge=1, le=50)
+        ] = 10,
         sessions: Annotated[
             bool, Field(description="Include this machine's past agent sessions.")
         ] = True,
@@ -712,12 +714,14 @@ def record_tool(
 
 
 def history_tool(repo: Path | None, since: str | None, limit: int, sessions: bool) -> Reply:
-    from reliora_git.interfaces.history_document import history_document
+    """``history --ask``: the task (``task``), and the entries with their evidence and drafts."""
+    from reliora_git.interfaces.history_document import history_ask
     from reliora_git.storage.store import find_store
 
     if since is not None and (not since.strip() or since.startswith("-")):
         raise RelioraError(f"since takes a date, not {since[:40]!r}", code="invalid_option")
-    return Reply(history_document(find_store(repo), since, False, limit, sessions))
+    _, document = history_ask(find_store(repo), since, False, limit, sessions)
+    return Reply(document)
 
 
 def about_tool(

@@ -84,11 +84,31 @@ def validate(record: Record, lines: Mapping[str, int] | None = None) -> list[Pro
     return problems
 
 
+def is_placeholder(text: str) -> bool:
+    """Text a draft left for its writer to replace: it starts with "…" (``history``,
+    ``record --from-commit`` and the end-of-turn ask write their placeholders so)."""
+    return text.strip().startswith("…")
+
+
 def filled_asked_as(lines: list[str]) -> list[str]:
-    """The asked-as lines that are not placeholders left unfilled (a line starting with "…",
-    as drafts and the end-of-turn ask write them): placeholder words saved as content would
-    make every draft's record match every task that says "ask" or "lesson"."""
-    return [line for line in lines if not line.strip().startswith("…")]
+    """The asked-as lines that are not placeholders left unfilled: placeholder words saved as
+    content would make every draft's record match every task that says "ask" or "lesson"."""
+    return [line for line in lines if not is_placeholder(line)]
+
+
+#: Fields a draft may leave as a placeholder: dropped when saved (then validation names a
+#: required one that is missing, rather than saving "… what the change does" as the lesson).
+PLACEHOLDER_TEXTS = ("title", "task", "solution", "why_it_worked", "applicability", "verification")
+PLACEHOLDER_LISTS = ("problems", "failed_attempts", "warnings", "asked_as")
+
+
+def drop_placeholders(record: Record) -> None:
+    """Leave out what a draft's writer did not fill in (see :func:`is_placeholder`)."""
+    for name in PLACEHOLDER_TEXTS:
+        if is_placeholder(getattr(record, name)):
+            setattr(record, name, "")
+    for name in PLACEHOLDER_LISTS:
+        setattr(record, name, [item for item in getattr(record, name) if not is_placeholder(item)])
 
 
 def _asked_as_problems(record: Record) -> list[Problem]:

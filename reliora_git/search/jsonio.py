@@ -37,6 +37,8 @@ RECORD_FIELDS: dict[str, tuple[str, str]] = {
 #: Where a record came from (``commit SHA (pull request #N), by NAME, DATE``): front matter
 #: kept as written, taken from and given in JSON when present (SPEC.md §16).
 SOURCE = "source"
+#: What a drafted record was written from (SPEC.md §16): accepted in input, never saved.
+EVIDENCE = "evidence"
 
 
 def r4(value: float) -> float:
@@ -59,7 +61,9 @@ def record_from_json(data: Any) -> Record:
     """A Record from the input of ``record --json -``; unknown names are a usage error."""
     if not isinstance(data, dict):
         raise RelioraError("the JSON input must be one object", code="invalid_input")
-    unknown = sorted(set(data) - set(RECORD_FIELDS) - {"locator", "guards", SOURCE})
+    # A draft (``record --from-commit --json``, ``history --json``) carries its evidence: what
+    # the lesson is written from, not part of it; taken back with the draft and dropped.
+    unknown = sorted(set(data) - set(RECORD_FIELDS) - {"locator", "guards", SOURCE, EVIDENCE})
     if unknown:
         from reliora_git.records.jsonnames import json_name_hint
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from reliora_git.interfaces.commands.common import (
     JsonFlag,
@@ -17,6 +18,28 @@ from reliora_git.records.errors import RelioraError
 
 DEFAULT_LIMIT = 20
 FILES_SHOWN = 6
+#: What ``--ask`` holds when given without a number (the default count, coldstart/ask.py).
+ASK_DEFAULT = "(default)"
+
+
+class HistoryCommand(TyperCommand):
+    """``history``: ``--ask`` takes an optional number (``--ask``, ``--ask 5``).
+
+    Typer gives an option an optional value in no other way: an ``--ask`` followed by no
+    number is given :data:`ASK_DEFAULT` before click parses it.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        given: list[str] = []
+        for position, arg in enumerate(args):
+            if arg == "--":
+                given += args[position:]
+                break
+            given.append(arg)
+            after = args[position + 1] if position + 1 < len(args) else None
+            if arg == "--ask" and (after is None or not after.isdigit()):
+                given.append(ASK_DEFAULT)
+        return list(super().parse_args(ctx, given))
 
 
 def history(
@@ -40,6 +63,15 @@ def history(
         bool,
         typer.Option("--no-sessions", help="Leave out past agent sessions on this machine."),
     ] = False,
+    ask: Annotated[
+        str | None,
+        typer.Option(
+            "--ask",
+            metavar="[N]",
+            help="Print a task for your agent instead: the best N entries not yet recorded "
+            "(default 10), each with its evidence, to write as lessons in its own words.",
+        ),
+    ] = None,
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -52,18 +84,35 @@ def history(
     Gemini CLI; read-only, masked). Each entry's score is the sum of its parts, shown
     under "why". `--json` gives each entry's draft in the shape `record --json -` takes.
 
+    With --ask, print a task for a coding agent instead: the best N entries no
+    record names yet, each with its evidence (the messages without a squash
+    merge's narration, the changelog sentence, the tests and what they assert,
+    the fix as a diff, what later commits did to its lines) and a draft, and
+    what to do: write each lesson in its own words with `reliora record --json
+    -`, asked-as lines included, or skip it. Paste it to the agent, or let the
+    agent run it (`--json` gives the same as a document, the task under "task").
+
     \b
     Examples:
       reliora history
       reliora history --since "1 year ago" --limit 10
       reliora history --json | jq -c '.entries[].draft'
+      reliora history --ask 5      # a task for your agent: write these five lessons
     """
     with reporting(json_output):
         if since is not None and (not since.strip() or since.startswith("-")):
             raise RelioraError(f"--since takes a date, not {since[:40]!r}", code="invalid_option")
-        from reliora_git.interfaces.history_document import history_document
+        from reliora_git.interfaces.history_document import history_ask, history_document
 
         store = store_or_repository(repo)
+        if ask is not None:
+            count = _ask_count(ask)
+            text, asked = history_ask(store, since, everything, count, not no_sessions)
+            if json_output:
+                print_json(asked)
+            else:
+                Printer().line(text.rstrip("\n"))
+            return
         document = history_document(store, since, everything, limit, not no_sessions)
         if json_output:
             print_json(document)
@@ -111,6 +160,17 @@ def _print(document: dict[str, Any]) -> None:
         printer.line(f"{document['total'] - len(entries)} more: --limit {document['total']}")
 
 
+def _ask_count(given: str) -> int:
+    from reliora_git.operations.coldstart.ask import DEFAULT_ASK
+
+    if given == ASK_DEFAULT:
+        return DEFAULT_ASK
+    if not given.isdigit() or int(given) < 1:
+        raise RelioraError(f"--ask takes a number of entries, not {given[:20]!r}",
+                           code="invalid_option")  # fmt: skip
+    return int(given)
+
+
 def shown_text(text: str) -> str:
     """Text from commits on one line, its control and invisible characters written out
     (a subject can hold a terminal escape sequence)."""
@@ -120,4 +180,4 @@ def shown_text(text: str) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(history)
+    app.command(cls=HistoryCommand)(history)

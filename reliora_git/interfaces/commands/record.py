@@ -211,9 +211,12 @@ def record(
             )
         draft = None
         if from_commit is not None:
-            drafted = _with_flags(_commit_draft(store, from_commit), flags)
-            if as_json:  # for an agent to complete, then `record --json -`
-                print_json(_draft_json(drafted))
+            commit_draft, evidence = _commit_draft(store, from_commit)
+            drafted = _with_flags(commit_draft, flags)
+            if as_json:  # for an agent to complete, then `record --json -` (evidence dropped)
+                from reliora_git.search.jsonio import EVIDENCE
+
+                print_json({**_draft_json(drafted), EVIDENCE: evidence})
                 return
             new, draft = _from_editor(store, drafted)
         elif json_input is not None:
@@ -322,14 +325,19 @@ def _from_file(path: Path) -> Record:
     return parse_record(decode_utf8(data, str(path)), str(path)).record
 
 
-def _commit_draft(store: Store, rev: str) -> Record:
+def _commit_draft(store: Store, rev: str) -> tuple[Record, dict[str, object]]:
+    """The draft of the commit ``rev`` names, and its evidence (as ``history --json`` gives
+    them for the same commit: one builder, coldstart/drafts.py)."""
     from reliora_git.gitrepo.git import toplevel
-    from reliora_git.operations.lessons.commit_draft import from_commit
+    from reliora_git.operations.coldstart.drafts import draft
+    from reliora_git.operations.coldstart.reading import entry_of_commit
 
     root = toplevel(store.root)
     if root is None:
         raise RelioraError("--from-commit needs a git repository", code="no_git")
-    return from_commit(root, rev)
+    entry = entry_of_commit(root, rev)
+    evidence = entry.evidence.to_json() if entry.evidence is not None else {}
+    return draft(entry), evidence
 
 
 #: List fields a flag adds to a draft (the text flags replace).

@@ -18,7 +18,7 @@ from reliora_git.operations.lessons.writes import check_reads_back, refuse_secre
 from reliora_git.operations.paths import PathWarning
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import Record
-from reliora_git.records.validate import filled_asked_as
+from reliora_git.records.validate import drop_placeholders
 from reliora_git.storage.index import StoreIndex, open_index
 from reliora_git.storage.store import Store, decode_utf8, read_regular_file, replace_file
 
@@ -197,7 +197,7 @@ def updated(
     if changes.status is not None:
         record.status = changes.status
     record.updated = (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
-    record.asked_as = filled_asked_as(record.asked_as)
+    drop_placeholders(record)
     normalize(record)
     validate_new(record)
     record.locator = record.locator or target.locator

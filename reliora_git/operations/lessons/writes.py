@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import OUTCOMES, FeedbackEvent, Record
-from reliora_git.records.validate import filled_asked_as, validate
+from reliora_git.records.validate import drop_placeholders, validate
 from reliora_git.search.duplicates import (
     SimilarityWarning,
     find_similar,
@@ -67,7 +67,7 @@ def prepare(store: Store, new: Record) -> Record:
     new.id = new.id or new_id(new.title)
     new.created = new.created or _utc_now().date().isoformat()
     new.status = new.status or "active"
-    new.asked_as = filled_asked_as(new.asked_as)
+    drop_placeholders(new)
     if new.author is None:
         new.author = git.user_name(store.root)
     normalize(new)

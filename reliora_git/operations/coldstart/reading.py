@@ -1,6 +1,6 @@
-"""Reading a repository for ``reliora history`` (SPEC.md §16): one ``git log -p`` over the
-window, the files and changelogs at HEAD, and the records that already name a commit; the
-ranking itself is history.py's, the drafts drafts.py's.
+"""Reading a repository for the cold start (SPEC.md §16): one ``git log -p`` over the window,
+the files and changelogs at HEAD, and the records that already name a commit, for ``history``;
+one commit for ``record --from-commit``. The ranking is ranking.py's, the drafts drafts.py's.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reliora_git.gitrepo import git
-from reliora_git.operations.lessons.history import Entry, changelog_headings, find
+from reliora_git.operations.coldstart.nouns import Entry
+from reliora_git.operations.coldstart.ranking import find
+from reliora_git.operations.coldstart.sources import changelog_headings
 from reliora_git.records.errors import RelioraError
 from reliora_git.storage.store import Store
 
@@ -62,21 +64,34 @@ def lesson_entries(store: Store, since: str | None = None, everything: bool = Fa
     window = since if since or everything else DEFAULT_SINCE
     found = patches.log(root, since=window)
     head_files = patches.files_at(root)
-    headings: dict[str, str] = {}
-    for path in sorted(head_files):
-        if patches.CHANGELOG.search(path):
-            headings.update(changelog_headings(patches.show_text(root, "HEAD", path)))
     entries = find(
-        found, head_files, headings, int(time.time()), recorded_commits(store), everything
+        found,
+        head_files,
+        headings_at(root, head_files),
+        int(time.time()),
+        recorded_commits(store),
+        everything,
     )
     return Report(len(found), entries, window)
 
 
+def headings_at(root: Path, head_files: frozenset[str]) -> dict[str, str]:
+    """Each changelog entry at HEAD and the heading above it (``Fixed``, ``3.0.4``)."""
+    from reliora_git.gitrepo import patches
+
+    headings: dict[str, str] = {}
+    for path in sorted(head_files):
+        if patches.CHANGELOG.search(path):
+            headings.update(changelog_headings(patches.show_text(root, "HEAD", path)))
+    return headings
+
+
 def entry_of_commit(root: Path, rev: str) -> Entry:
     """The entry of the commit ``rev`` names (a merge: with its pull request's commits),
-    judged or not: what ``record --from-commit`` drafts from."""
+    judged or not, read as ``history`` reads its entries (the changelog's headings at HEAD,
+    what later commits did to its lines): what ``record --from-commit`` drafts from."""
     from reliora_git.gitrepo import commits, patches
-    from reliora_git.operations.lessons.history import entry_for
+    from reliora_git.operations.coldstart.ranking import entry_for
 
     sha = commits.resolve(root, rev)
     head = patches.log(root, rev=f"{sha}^!")
@@ -84,4 +99,6 @@ def entry_of_commit(root: Path, rev: str) -> Entry:
         head = patches.log(root, rev=f"{sha}^1..{sha}")
     if not head:
         raise RelioraError(f"cannot read commit {sha[:12]}", code="git_failed")
-    return entry_for(head, patches.files_at(root), int(time.time()))
+    later = patches.log(root, rev=f"{sha}..HEAD")
+    head_files = patches.files_at(root)
+    return entry_for(head, head_files, int(time.time()), headings_at(root, head_files), later)

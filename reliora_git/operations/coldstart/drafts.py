@@ -13,12 +13,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from reliora_git.operations.lessons.history import CAUSE, FAILURE, Entry, is_code, message_body
+from reliora_git.operations.coldstart.nouns import Entry
+from reliora_git.operations.coldstart.signals import CAUSE, FAILURE, is_code, message_body
 from reliora_git.records.model import ASKED_AS_PLACEHOLDER, Record
 
 MAX_PROBLEMS = 3
 MAX_PATHS = 10
-MAX_FUNCTIONS = 6
 SENTENCE_CHARS = 300
 TITLE_CHARS = 120
 _PREFIX = re.compile(
@@ -95,31 +95,38 @@ def _cut(text: str) -> str:
 
 
 def draft(entry: Entry) -> Record:
-    """The record an entry suggests."""
+    """The record an entry suggests: what the repository says, in the record's shape, and
+    placeholders (``…``) where only the person or agent who writes the lesson knows.
+
+    The problem is a sentence that states a symptom or a cause, never one that states the
+    fix; the solution is the sentences that state the fix, never a list of files (the diff is
+    in the evidence); both come from the messages without a squash merge's narration.
+    """
     title_source = entry.title
     if entry.source == "changelog" and entry.changelog:
         title_source = entry.changelog[0]
     title = clean_title(title_source) or clean_title(entry.title)
     said: list[str] = []
-    for text in [*entry.texts[1:], *entry.changelog]:  # messages, the request's body, lines
-        said += [c for s in sentences(text) if (c := _NUMBERS.sub("", s).strip()) not in said]
+    texts = [entry.evidence.body] if entry.evidence is not None else entry.texts[1:]
+    for text in [*texts, *entry.changelog]:  # messages, the request's body, lines
+        said += [c for s in sentences(text) if (c := _stubless(s)) and c not in said]
     title_words = set(title.lower().split())
     said = [s for s in said if set(clean_title(s).lower().split()) != title_words]
-    problems = [s for s in said if CAUSE.search(s) or FAILURE.search(s)][:MAX_PROBLEMS]
+    problems = [s for s in said if _states_problem(s)][:MAX_PROBLEMS]
     if entry.source == "session":  # what the session showed: the command and its output
         problems = [" ".join(t.split()) for t in entry.texts][:MAX_PROBLEMS]
-    if not problems and entry.changelog:
+    if not problems and entry.changelog and _states_problem(entry.changelog[0]):
         problems = [entry.changelog[0]]
     if not problems:
         problems = [_symptom(title)]
+    if entry.boundary:
+        problems.append(BOUNDARY_NOTE)
     solving = [s for s in said if s not in problems and _SOLVING.search(s)][:2]
-    solution = " ".join(_cut(s) for s in solving)
-    changed = _changed(entry)
-    if changed:
-        solution = (solution + " " if solution else "") + f"Changed: {changed}."
+    solution = " ".join(_cut(s) for s in solving) or SOLUTION_PLACEHOLDER
+    verification = f"Drafted from {_what(entry)} by reliora history; check it against the code."
     if entry.tests:
-        checked = "; ".join(f"`{name}`" for name in entry.tests[:3])
-        solution += f" Tests added: {checked}."
+        checked = ", ".join(f"`{name}`" for name in entry.tests[:3])
+        verification += f" Tests it added: {checked}."
     paths = [f for f in entry.present if is_code(f)] or [
         f for f in entry.present if not re.search(r"(?i)(?:^|/)(?:CHANGES|CHANGELOG|NEWS)", f)
     ]
@@ -127,11 +134,52 @@ def draft(entry: Entry) -> Record:
         title=title,
         problems=[_cut(p) for p in problems],
         solution=solution,
+        why_it_worked=WHY_PLACEHOLDER,
         paths=paths[:MAX_PATHS],
         extra_meta={"source": source_line(entry)},
         asked_as=[ASKED_AS_PLACEHOLDER],
-        verification=f"Drafted from {_what(entry)} by reliora history; check it against the code.",
+        verification=verification,
     )
+
+
+#: What a draft of a shallow clone's boundary commit says instead of its paths.
+BOUNDARY_NOTE = (
+    "(a shallow clone's first commit: the files it changed are not known here; "
+    "fetch more history with `git fetch --deepen N` to draft its paths)"
+)
+#: Where a draft does not know: what the person or agent who writes the lesson fills in.
+SOLUTION_PLACEHOLDER = (
+    "… what the change does and why it fixes the problem, in your words (the evidence's diff "
+    "shows the change)"
+)
+WHY_PLACEHOLDER = "… why it works: the cause, as far as the change and its messages show it"
+#: ``Fix #1234``, ``Fixes: #12``, ``closes #3``: a pointer, not a sentence of the lesson.
+_STUB = re.compile(
+    r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?|refs?|see)\b:?\s*(?:#|GH-)\d+\b[.,;]?",
+    re.IGNORECASE,
+)
+#: A sentence that opens with what was done states the fix, not the problem.
+_SOLVING_START = re.compile(
+    r"^(?:fix(?:e[sd])?|fixing|use[sd]?|add(?:s|ed)?|make[s]?|made|ensure[sd]?|avoid(?:s|ed)?|"
+    r"handle[sd]?|change[sd]?|switch(?:es|ed)?|update[sd]?|remove[sd]?|replace[sd]?|"
+    r"move[sd]?|rewr(?:ite|ote)|set[s]?|return[s]?|check[s]?|call[s]?|pass(?:es)?|"
+    r"now|instead|this (?:pr|change|commit|patch))\b",
+    re.IGNORECASE,
+)
+
+
+def _stubless(sentence: str) -> str:
+    """A sentence without issue numbers and ``Fix #N`` stubs ('' when nothing else is left)."""
+    text = _NUMBERS.sub("", _STUB.sub("", sentence)).strip(" .,;:-")
+    return text if len(text.split()) >= 3 else ""
+
+
+def _states_problem(sentence: str) -> bool:
+    """A symptom or a cause: a cause word, or a failure word in a sentence that does not open
+    with the fix (``Fix the crash by …`` is the solution)."""
+    if CAUSE.search(sentence):
+        return True
+    return bool(FAILURE.search(sentence)) and not _SOLVING_START.match(sentence)
 
 
 _FIX_VERB = re.compile(r"^(?:fix(?:e[sd])?|fixing|correct(?:s|ed)?|repair(?:s|ed)?)\s+", re.I)
@@ -142,36 +190,6 @@ def _symptom(title: str) -> str:
     ``Empty body being sent``; other titles as they are."""
     symptom = _FIX_VERB.sub("", title)
     return symptom[:1].upper() + symptom[1:] if symptom else title
-
-
-def _changed(entry: Entry) -> str:
-    """``file.py: func, other`` for the code files' functions the hunks are in."""
-    by_file: dict[str, list[str]] = {}
-    for file, function in entry.functions:
-        if is_code(file) and file in entry.present:
-            by_file.setdefault(file, []).append(_function_name(function))
-    parts = []
-    for file, functions in list(by_file.items())[:3]:
-        names = [f for f in dict.fromkeys(functions) if f][:MAX_FUNCTIONS]
-        parts.append(f"{file} ({', '.join(names)})" if names else file)
-    if not parts:
-        parts = [f for f in entry.present if is_code(f)][:3]
-    return "; ".join(parts)
-
-
-_DECLARED = re.compile(
-    r"\b(?:def|fn|func|function|class|struct|impl|sub|const|let|var|type|interface|enum|"
-    r"trait|mod)\s+(?:\([^)]*\)\s*)?([\w.:$]+)"
-)
-
-
-def _function_name(header: str) -> str:
-    """``def unsign(self, value):`` -> ``unsign``; ``impl Buf for Bytes {`` -> itself, cut."""
-    match = _DECLARED.search(header)
-    if match:
-        return match.group(1)
-    match = re.search(r"([A-Za-z_][\w.]*)\s*\(", header)
-    return match.group(1) if match else header[:40].strip()
 
 
 def _what(entry: Entry) -> str:
