@@ -330,7 +330,8 @@ def test_init_points_to_history_when_the_repository_has_some(repo: Path, cli: Cl
     for day in range(3, 12):
         commit(repo, f"Change {day}", {"a.txt": str(day)}, day)
     again = cli("init")
-    assert "Start from this repository's past (12 commits): `reliora history`" in again.stdout
+    assert "Start from this repository's past (12 commits): ask your coding agent" in again.stdout
+    assert "`reliora history --ask`" in again.stdout
 
 
 def test_saving_a_draft_still_needs_a_solution(repo: Path, cli: Cli) -> None:

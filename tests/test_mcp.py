@@ -353,6 +353,10 @@ def test_history_lists_the_repositorys_lessons_with_drafts(store: Store, repo: P
             assert {p["part"] for p in entry["why"]} >= {"fix", "cause", "test"}
             assert entry["draft"]["paths"] == ["src/pay.py"]
             assert any("because retries had no key" in p for p in entry["draft"]["problems"])
+            # The tool hands the agent a task: write each lesson from its evidence, or skip it.
+            assert found["task"].startswith("Reliora: write this repository's lessons")
+            assert "## 1. Fix double payment on retry" in found["task"]
+            assert "+    return 1" in entry["evidence"]["diff"]  # the fix, as a diff
             refused = await session.call_tool("history", {"since": "--all"})
             assert refused.is_error
 

@@ -67,9 +67,11 @@ def init(
         commits = commit_count(store.root)
         if commits >= HISTORY_HINT_COMMITS:  # a cold start: the history holds lessons already
             steps.append(
-                f"Start from this repository's past ({commits} commits): `reliora history` "
-                "lists the commits that look like lessons; `reliora record --from-commit SHA` "
-                "drafts one"
+                f"Start from this repository's past ({commits} commits): ask your coding agent "
+                'to "run `reliora history --ask` and do what it says" (or call the MCP tool '
+                "`history`): it hands the agent the best places where the history wrote a "
+                "lesson down, with their evidence, to write each lesson in its own words; "
+                "`reliora history` lists them for you"
             )
         if json_output:
             document: dict[str, object] = {

@@ -170,7 +170,7 @@ _SOLVING_START = re.compile(
 
 def _stubless(sentence: str) -> str:
     """A sentence without issue numbers and ``Fix #N`` stubs ('' when nothing else is left)."""
-    text = _NUMBERS.sub("", _STUB.sub("", sentence)).strip(" .,;:-")
+    text = _NUMBERS.sub("", _STUB.sub("", sentence)).strip().lstrip(".,;:- ").rstrip(",;:- ")
     return text if len(text.split()) >= 3 else ""
 
 

@@ -23,6 +23,7 @@ from reliora_git.operations.coldstart.evidence import (
 )
 from reliora_git.operations.coldstart.nouns import Entry, Later, Part
 from reliora_git.operations.coldstart.signals import (
+    ADVISORY_MERGE,
     BOT,
     CAUSE,
     DAY,
@@ -32,6 +33,8 @@ from reliora_git.operations.coldstart.signals import (
     FIXES_TRAILER,
     MECHANICAL_FILES,
     MENDS,
+    NOISE,
+    PERF,
     REVERT_LINE,
     REVERT_SUBJECT,
     SECURITY,
@@ -101,6 +104,9 @@ def judge(
     ]
     body = "\n".join(dict.fromkeys(b for b in bodies if b))
     text = "\n".join([*subjects, body])
+    if ADVISORY_MERGE.match(unit.via_subject) or ADVISORY_MERGE.match(head.subject):
+        # A security advisory's fix (GitHub merges it, or squashes it, from a private fork).
+        text += "\nsecurity advisory (merged from its private fork)"
     parts: list[Part] = []
     revert = REVERT_SUBJECT.match(head.subject) or REVERT_LINE.search(head.body)
     fixes = [line for line in changelog if line.is_fix]
@@ -127,6 +133,8 @@ def judge(
         parts.append(Part("fix", WEIGHTS["fix"], "its changelog line is a fix"))
     elif SECURITY.search(text):
         parts.append(Part("fix", WEIGHTS["fix"], "a security change"))
+    elif (perf := PERF.search(body)) and any(is_code(f) for m in members for f in m.files):
+        parts.append(Part("fix", WEIGHTS["fix"], f"a performance fault: {perf.group()!r}"))
     elif MENDS.match(title) and tested(members) and issue_numbers(text, unit.pull_request):
         said = f"{title.split()[0].lower()}… with a test and an issue"
         parts.append(Part("fix", WEIGHTS["fix"], said))
@@ -256,7 +264,10 @@ def _changelog_entries(
     for line in lines:
         if id(line) in claimed or not line.is_fix or is_noise(line.text, ""):
             continue
-        same = titles.match(line.text)
+        release = NOISE.search(by_sha[line.sha].subject)  # "Release 1.2.3", "Version 1.2.3"
+        # A release commit's lines tell fixes merged before it: half the line's words in an
+        # earlier entry's title or subjects are enough to say which (a fix says more).
+        same = titles.match(line.text, before=by_sha[line.sha].time if release else None)
         if same is not None:  # the line repeats an entry already listed
             same.changelog.append(line.text)
             if not any(part.name == "changelog" for part in same.parts):
@@ -294,8 +305,10 @@ _TITLE_NOISE = frozenset(
     {"fix", "fixes", "fixed", "fixing", "bug", "the", "and", "for", "with", "when", "from",
      "that", "this", "into", "not", "now", "issue", "pull", "request"}
 )  # fmt: skip
-#: Share of a line's words an entry's title must hold for the line to repeat it.
+#: Share of the words of a line and an entry's title both hold for the line to repeat it.
 REPEATS = 0.6
+#: Share of a release commit's line's words an earlier entry must hold (at least two).
+RELEASED = 0.5
 
 
 def _title_words(text: str) -> frozenset[str]:
@@ -311,24 +324,39 @@ class TitleIndex:
     """
 
     def __init__(self, entries: Sequence[Entry]) -> None:
-        self.words: list[frozenset[str]] = [_title_words(e.title) for e in entries]
-        self.entries = list(entries)
+        # Its title and each of its commits' subjects: a fork's merge is titled "Merge commit
+        # from fork", its fix says what it fixes.
+        self.words: list[frozenset[str]] = []
+        self.entries: list[Entry] = []
+        for entry in entries:
+            for subject in dict.fromkeys(
+                [entry.title, *(t.split("\n", 1)[0] for t in entry.texts)]
+            ):
+                self.words.append(_title_words(subject))
+                self.entries.append(entry)
         self.by_word: dict[str, list[int]] = {}
         for n, words in enumerate(self.words):
             for word in words:
                 self.by_word.setdefault(word, []).append(n)
 
-    def match(self, text: str) -> Entry | None:
+    def match(self, text: str, before: int | None = None) -> Entry | None:
+        """The entry whose title or a subject ``text`` repeats (most of the words of both);
+        ``before``: a release's time, for a line of a release commit (half of the line's
+        words, in an entry no newer than the release)."""
         words = _title_words(text)
         if len(words) < 2:
             return None
         shared: dict[int, int] = {}
         for word in words:
             for n in self.by_word.get(word, ())[:_PER_WORD]:
-                shared[n] = shared.get(n, 0) + 1
+                if before is None or self.entries[n].time <= before:
+                    shared[n] = shared.get(n, 0) + 1
         best = max(shared, key=lambda n: (shared[n], -n), default=None)
         if best is None:
             return None
+        if before is not None:
+            held = shared[best] / len(words)
+            return self.entries[best] if held >= RELEASED and shared[best] >= 2 else None
         union = len(words | self.words[best])
         return self.entries[best] if shared[best] / union >= REPEATS else None
 

@@ -51,6 +51,15 @@ FIX = re.compile(
     r"|\bO\(n(?:\^2|²|\*\*2| ?\* ?n)\)",
     re.IGNORECASE,
 )
+#: GitHub's merge of a fix prepared in the private fork of a security advisory.
+ADVISORY_MERGE = re.compile(r"^Merge commit from fork\b")
+#: Performance faults, where a body names them ("decoding was quadratic"): a fix's words.
+PERF = re.compile(
+    r"\b(?:quadratic(?:ally)?|exponential(?:ly)?|hang(?:s|ing)?|hung|timeouts?|timed out|"
+    r"too slow|slow(?:s|ed)? down|memory leak|leak(?:s|ed|ing)?|(?:cpu|memory) spike)\b"
+    r"|\bO\(n(?:\^2|²|\*\*2| ?\* ?n)\)",
+    re.IGNORECASE,
+)
 #: A subject that says it makes something right without a fix word: with a test changed and
 #: an issue named, such a change is a fix (SPEC.md §16, "Noise kept out").
 MENDS = re.compile(

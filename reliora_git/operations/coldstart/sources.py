@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from reliora_git.gitrepo.patches import Patched
+from reliora_git.gitrepo.patches import CHANGELOG, Patched
 from reliora_git.operations.coldstart.nouns import Later
 from reliora_git.operations.coldstart.signals import (
     BULLET,
@@ -42,6 +42,9 @@ class Unit:
     pr_body: str = ""
     #: The branch merge that brought it (``Merge branch 'stable'``, a release's merge).
     via: str = ""
+    #: That merge's subject (``Merge commit from fork``: GitHub's merge of a security fix
+    #: prepared in a private fork of an advisory).
+    via_subject: str = ""
 
 
 def _first_parent_chain(commits: Sequence[Patched]) -> list[Patched]:
@@ -73,7 +76,8 @@ def units(commits: Sequence[Patched]) -> list[Unit]:
             else:  # `Merge branch 'stable'`: the pull requests merged there, and the rest
                 brought = _units_within(members)
                 for unit in brought:
-                    unit.via = commit.sha
+                    if not unit.via:  # the nearest merge that brought it (a fork's, inside)
+                        unit.via, unit.via_subject = commit.sha, commit.subject
                 found += brought
             continue
         found.append(unit_of(commit))
@@ -141,7 +145,8 @@ def _units_within(members: list[Patched]) -> list[Unit]:
             found.append(_pull_request(member, side, number))
             continue
         for unit in (unit_of(m) for m in side if not m.is_merge):
-            unit.via = member.sha  # `Merge commit from fork`: the merge brought the fix
+            # `Merge commit from fork`: the merge brought the fix
+            unit.via, unit.via_subject = member.sha, member.subject
             found.append(unit)
     found += [unit_of(m) for m in members if m.sha not in taken and not m.is_merge]
     return found
@@ -173,22 +178,50 @@ class ChangelogLine:
 
 def changelog_lines(commits: Iterable[Patched], headings: dict[str, str]) -> list[ChangelogLine]:
     """The entries each commit added to a changelog (a bullet and its wrapped lines), with the
-    heading it stands under at HEAD (``headings``: entry text -> heading)."""
+    heading it stands under at HEAD (``headings``: entry text -> heading).
+
+    An entry that rewrites one the same commit removed (a typo fixed in an old line, a
+    wording changed) is an edit, not a new fix: left out.
+    """
     found: list[ChangelogLine] = []
     for commit in commits:
-        entries: list[list[str]] = []
-        for _, line in commit.changelog:
-            if BULLET.match(line):
-                entries.append([BULLET.sub("", line)])
-            elif entries and entries[-1] and line.startswith((" ", "\t")) and line.strip():
-                entries[-1].append(line.strip())
-            elif entries and entries[-1]:
-                entries.append([])  # a line of another kind ends the entry
-        for words in filter(None, entries):
-            text = " ".join(" ".join(words).split())
+        removed = [
+            _words(text)
+            for text in _entries(line for file, line in commit.removed if CHANGELOG.search(file))
+        ]
+        for text in _entries(line for _, line in commit.changelog):
+            if removed and _is_edit(_words(text), removed):
+                continue
             numbers = tuple(int(n) for m in ISSUE.finditer(text) for n in m.groups() if n)
             found.append(ChangelogLine(text, commit.sha, headings.get(text, ""), numbers))
     return found
+
+
+def _entries(lines: Iterable[str]) -> list[str]:
+    """The changelog entries among ``lines``: each bullet with its wrapped lines, on one line."""
+    entries: list[list[str]] = []
+    for line in lines:
+        if BULLET.match(line):
+            entries.append([BULLET.sub("", line)])
+        elif entries and entries[-1] and line.startswith((" ", "\t")) and line.strip():
+            entries[-1].append(line.strip())
+        elif entries and entries[-1]:
+            entries.append([])  # a line of another kind ends the entry
+    return [" ".join(" ".join(words).split()) for words in entries if words]
+
+
+#: Share of words two changelog entries share for one to be an edit of the other.
+EDITED = 0.6
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _is_edit(words: frozenset[str], removed: list[frozenset[str]]) -> bool:
+    """Whether an added entry rewrites one of the ``removed`` ones (most of its words kept).
+    Bounded: a commit keeps at most MAX_LINES removed and added lines (gitrepo/patches.py)."""
+    return any(words and len(words & old) / len(words | old) >= EDITED for old in removed)
 
 
 def changelog_headings(text: str) -> dict[str, str]:
