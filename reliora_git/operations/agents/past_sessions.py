@@ -13,26 +13,16 @@ scanner) and neutralised before it is shown.
   (``session_meta``) names this working tree as its ``cwd``;
 * Gemini CLI: ``~/.gemini/tmp/<sha256 of the path>/chats/*``.
 
-At most :data:`MAX_FILES` files a client, the newest first.
+At most ``clients.base.PAST_FILES`` files a client, the newest first. Where each client keeps
+them, and how a file reads, is the client's own (its module in clients/).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import re
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from reliora_git.operations.agents.clients.base import Step
-
-MAX_FILES = 200
-#: Bytes of a Codex rollout's start read to find its working tree.
-HEAD_BYTES = 64 * 1024
-#: A Gemini chat kept as one JSON document is read whole up to this size.
-MAX_JSON_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -49,79 +39,21 @@ class PastTrouble:
     correction: str = ""
 
 
-def _newest(paths: Iterable[Path]) -> list[Path]:
-    found = []
-    for path in paths:
-        try:
-            found.append((path.stat().st_mtime, path))
-        except OSError:
-            continue
-    found.sort(key=lambda item: (item[0], str(item[1])), reverse=True)
-    return [path for _, path in found[:MAX_FILES]]
-
-
-def claude_files(top: Path, home: Path) -> list[Path]:
-    base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-    folder = base / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(top))
-    return _newest(folder.glob("*.jsonl")) if folder.is_dir() else []
-
-
-def codex_files(top: Path, home: Path) -> list[Path]:
-    base = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
-    if not base.is_dir():
-        return []
-    return [path for path in _newest(base.rglob("rollout-*.jsonl")) if _codex_cwd(path) == top]
-
-
-def _codex_cwd(path: Path) -> Path | None:
-    try:
-        with path.open("rb") as handle:
-            first = handle.read(HEAD_BYTES).split(b"\n", 1)[0]
-        payload = json.loads(first).get("payload")
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return None
-    cwd = payload.get("cwd") if isinstance(payload, dict) else None
-    return Path(cwd) if isinstance(cwd, str) and cwd else None
-
-
-def gemini_files(top: Path, home: Path) -> list[Path]:
-    folder = home / ".gemini" / "tmp" / hashlib.sha256(str(top).encode()).hexdigest() / "chats"
-    return _newest(p for p in folder.glob("*") if p.suffix in (".json", ".jsonl"))
-
-
-def _gemini_lines(path: Path) -> Iterator[bytes]:
-    """A chat kept as one JSON document, as the lines the Gemini reader takes."""
-    try:
-        if path.stat().st_size > MAX_JSON_BYTES:
-            return
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return
-    messages = data.get("messages") if isinstance(data, dict) else None
-    for message in messages if isinstance(messages, list) else []:
-        yield json.dumps(message).encode()
-
-
 def past_troubles(top: Path, home: Path | None = None) -> list[PastTrouble]:
-    """The troubled moments of this working tree's past sessions, newest session first."""
-    from reliora_git.operations.agents import clients, transcript
+    """The troubled moments of this working tree's past sessions, newest session first:
+    each client finds its own files and reads them (clients/: ``past_sessions``,
+    ``past_lines``, ``read_transcript``)."""
+    from reliora_git.operations.agents import clients
 
     home = home or Path.home()
     found: list[PastTrouble] = []
-    for client, files in (
-        ("claude-code", claude_files(top, home)),
-        ("codex", codex_files(top, home)),
-        ("gemini", gemini_files(top, home)),
-    ):
-        parse = clients.load(client).read_transcript
-        if parse is None:
+    for client in ("claude-code", "codex", "gemini"):
+        module = clients.load(client)
+        find, lines_of, parse = module.past_sessions, module.past_lines, module.read_transcript
+        if find is None or lines_of is None or parse is None:
             continue
-        for path in files:
-            if path.suffix == ".json":
-                lines: Iterable[bytes] = _gemini_lines(path)
-            else:
-                lines = transcript.read_lines(path)
-            found += _troubles(client, path, list(parse(lines)), top)
+        for path in find(top, home):
+            found += _troubles(client, path, list(parse(lines_of(path))), top)
     return found
 
 

@@ -96,6 +96,11 @@ class ClientModule(Protocol):
 
     #: Its transcript read into steps (the end-of-turn ask), or None: it keeps none we read.
     read_transcript: Callable[[Iterable[bytes]], Iterator[Step]] | None
+    #: The past session files it keeps for a working tree (``top``, the person's ``home``),
+    #: newest first, at most PAST_FILES (``history``'s sessions); None: it keeps none we read.
+    past_sessions: Callable[[Path, Path], list[Path]] | None
+    #: A past session file as the lines ``read_transcript`` takes.
+    past_lines: Callable[[Path], Iterable[bytes]] | None
 
     def parse_event(self, data: dict[str, Any], cwd: Path) -> HookEvent: ...
 
@@ -107,6 +112,23 @@ class ClientModule(Protocol):
         """The files of a personal install (SPEC.md §14.3): absolute paths under ``home``
         (or the client's own variable), or paths in the repository git is told to ignore."""
         ...
+
+
+#: Past session files read a client (the newest): ``history`` is one pass, not an archive.
+PAST_FILES = 200
+
+
+def newest(paths: Iterable[Path], limit: int = PAST_FILES) -> list[Path]:
+    """The ``limit`` newest of ``paths`` by modification time (ties: by path), newest first;
+    a file gone meanwhile is left out."""
+    found = []
+    for path in paths:
+        try:
+            found.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    found.sort(key=lambda item: (item[0], str(item[1])), reverse=True)
+    return [path for _, path in found[:limit]]
 
 
 def hook_command(client: str) -> str:

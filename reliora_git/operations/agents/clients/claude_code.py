@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from reliora_git.operations.agents.clients.base import (
     Step,
     cwd_of,
     hook_command,
+    newest,
     text_field,
 )
 from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
@@ -33,6 +35,7 @@ from reliora_git.operations.agents.transcript import (
     kinds,
     objects,
     output_text,
+    read_lines,
     reliora_tool,
     tail,
 )
@@ -152,6 +155,18 @@ _NOT_TYPED = ("<command-", "<local-command", "Caveat:", "<system-reminder>", "<b
 
 
 _KINDS = kinds("assistant", "user")
+
+
+def past_sessions(top: Path, home: Path) -> list[Path]:
+    """This working tree's sessions: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``,
+    ``projects/<the path, every character but a letter or digit written ->/*.jsonl``."""
+    base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    folder = base / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(top))
+    return newest(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def past_lines(path: Path) -> Iterable[bytes]:
+    return read_lines(path)
 
 
 def read_transcript(lines: Iterable[bytes]) -> Iterator[Step]:

@@ -34,6 +34,7 @@ from reliora_git.operations.agents.clients.base import (
     Step,
     cwd_of,
     hook_command,
+    newest,
     text_field,
 )
 from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
@@ -42,6 +43,7 @@ from reliora_git.operations.agents.transcript import (
     kinds,
     objects,
     output_text,
+    read_lines,
     reliora_tool,
     tail,
 )
@@ -345,6 +347,34 @@ def shell_command(command: Any) -> str:
 
 
 _KINDS = kinds("event_msg", "response_item")
+
+
+#: Bytes of a rollout's start read to find its working tree.
+HEAD_BYTES = 64 * 1024
+
+
+def past_sessions(top: Path, home: Path) -> list[Path]:
+    """This working tree's sessions: ``$CODEX_HOME`` or ``~/.codex``,
+    ``sessions/**/rollout-*.jsonl`` whose first line (``session_meta``) names it as ``cwd``."""
+    base = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
+    if not base.is_dir():
+        return []
+    return [path for path in newest(base.rglob("rollout-*.jsonl")) if _rollout_cwd(path) == top]
+
+
+def _rollout_cwd(path: Path) -> Path | None:
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(HEAD_BYTES).split(b"\n", 1)[0]
+        payload = json.loads(first).get("payload")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return Path(cwd) if isinstance(cwd, str) and cwd else None
+
+
+def past_lines(path: Path) -> Iterable[bytes]:
+    return read_lines(path)
 
 
 def read_transcript(lines: Iterable[bytes]) -> Iterator[Step]:

@@ -156,3 +156,5 @@ def todo(root: Path) -> list[str]:
 
 #: Its hooks send no transcript the end-of-turn ask could read.
 read_transcript = None
+past_sessions = None
+past_lines = None

@@ -33,6 +33,7 @@ from reliora_git.operations.agents.clients.base import (
     Step,
     cwd_of,
     hook_command,
+    newest,
     text_field,
 )
 from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
@@ -41,6 +42,7 @@ from reliora_git.operations.agents.transcript import (
     kinds,
     objects,
     output_text,
+    read_lines,
     reliora_tool,
     tail,
 )
@@ -308,6 +310,35 @@ _HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>", re.DOTALL)
 
 
 _KINDS = kinds("gemini", "user")
+
+
+#: A chat kept as one JSON document is read whole up to this size.
+MAX_JSON_BYTES = 16 * 1024 * 1024
+
+
+def past_sessions(top: Path, home: Path) -> list[Path]:
+    """This working tree's chats: ``~/.gemini/tmp/<sha256 of the path>/chats/*``."""
+    import hashlib
+
+    folder = home / ".gemini" / "tmp" / hashlib.sha256(str(top).encode()).hexdigest() / "chats"
+    return newest(p for p in folder.glob("*") if p.suffix in (".json", ".jsonl"))
+
+
+def past_lines(path: Path) -> Iterable[bytes]:
+    """A chat file as the lines the reader takes: a ``.jsonl`` as it is, a chat kept as one
+    JSON document as its messages."""
+    if path.suffix != ".json":
+        yield from read_lines(path)
+        return
+    try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            return
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return
+    messages = data.get("messages") if isinstance(data, dict) else None
+    for message in messages if isinstance(messages, list) else []:
+        yield json.dumps(message).encode()
 
 
 def read_transcript(lines: Iterable[bytes]) -> Iterator[Step]:
