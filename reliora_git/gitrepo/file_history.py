@@ -8,14 +8,17 @@ after ``--end-of-options``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reliora_git.gitrepo import git
+from reliora_git.gitrepo.logparse import is_sha, is_time, log_format, records
 
-#: Fields of one commit in the log: sha, commit time, author, subject.
-_FORMAT = "%x1e%H%x1f%ct%x1f%an%x1f%s"
+#: Fields of one commit in the log: sha, commit time, author, subject (logparse.py frames them
+#: with NUL: a subject holding any other separator is read as text).
+_FORMAT = log_format("%H", "%ct", "%an", "%s")
 
 
 @dataclass(frozen=True)
@@ -47,20 +50,36 @@ def file_log(root: Path, pathspecs: list[str] | None, tip: str = "HEAD") -> Log:
     """Newest first: each commit of ``tip``'s history touching ``pathspecs`` (top-relative;
     None: every commit) and the files it changed, each with its blobs (``--raw``)."""
     specs = [f":(top,literal){p}" for p in pathspecs or []]
-    args = ["-c", "core.quotePath=false", "log", f"--format={_FORMAT}", "--raw", "--no-abbrev"]
-    out = git.run([*args, "--no-renames", "--end-of-options", tip, "--", *specs], root, check=False)
+    args = ["-c", "core.quotePath=false", "log", "-z", f"--format={_FORMAT}", "--raw"]
+    args += ["--no-abbrev", "--no-renames", "--end-of-options", tip, "--", *specs]
+    out = git.run(args, root, check=False)
     commits: Log = []
-    for block in out.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
-        header, _, names = block.partition("\n")
-        sha, time, author, subject = [*header.split("\x1f"), "", "", ""][:4]
-        files: dict[str, FileChange] = {}
-        for line in names.splitlines():
-            meta, tab, name = line.partition("\t")
-            fields = meta[1:].split(" ")
-            if line.startswith(":") and tab and len(fields) == 5:
-                files[name] = (fields[0], fields[1], fields[2], fields[3], fields[4][:1])
-        commits.append((Commit(sha, int(time or 0), author, subject), files))
+    text = out.decode("utf-8", "surrogateescape")
+    for (sha, time, author, subject), rest in records(text, 4, _valid):
+        commits.append((Commit(sha, int(time), author, subject), _raw_files(rest)))
     return commits
+
+
+def _valid(header: Sequence[str]) -> bool:
+    return is_sha(header[0]) and is_time(header[1])
+
+
+def _raw_files(tokens: Sequence[str]) -> dict[str, FileChange]:
+    """``--raw -z`` lines (``:old new blob blob status``, then the path, NUL-separated): each
+    file with its modes, blobs and status; a line not of that shape is skipped."""
+    files: dict[str, FileChange] = {}
+    meta: list[str] | None = None
+    for token in tokens:
+        if meta is None:  # the first line of a commit's raw list follows a newline
+            line = token.lstrip("\n")
+            fields = line[1:].split(" ") if line.startswith(":") else []
+            if len(fields) == 5 and all(is_sha(f) for f in fields[2:4]):
+                meta = fields
+            continue
+        if token:  # the path, as written (it may hold spaces, tabs, newlines)
+            files[token] = (meta[0], meta[1], meta[2], meta[3], meta[4][:1])
+        meta = None
+    return files
 
 
 def existing(root: Path, paths: list[str], tree: str = "HEAD") -> set[str]:

@@ -11,13 +11,16 @@ pure, linear in the output, and kept apart from the function that runs git.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reliora_git.gitrepo import git
+from reliora_git.gitrepo.logparse import is_sha, is_time, log_format, records
 
-_FORMAT = "%x1e%H%x1f%P%x1f%at%x1f%an%x1f%s%x1f%b%x1f"
-_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+#: A commit's fields, framed with NUL (logparse.py): a message or an added line cannot make
+#: a record of a commit that does not exist.
+_FORMAT = log_format("%H", "%P", "%at", "%an", "%s", "%b")
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)$")
 #: Files whose added lines are changelog entries.
 CHANGELOG = re.compile(
@@ -67,6 +70,7 @@ class Patched:
 
 def _path(raw: str) -> str | None:
     """The path of a ``--- a/x`` / ``+++ b/x`` line (None for /dev/null)."""
+    raw = raw.removesuffix("\t")  # git ends a ---/+++ path holding a space with a TAB
     if raw == "/dev/null":
         return None
     if raw.startswith('"') and raw.endswith('"'):
@@ -76,17 +80,19 @@ def _path(raw: str) -> str | None:
 
 
 def parse(output: bytes) -> list[Patched]:
-    """The commits of ``git log -p --unified=0 --format=<_FORMAT>`` output, in its order."""
+    """The commits of ``git log -z -p --unified=0 --format=<_FORMAT>`` output, in its order;
+    a record whose fields do not validate is skipped (logparse.py)."""
     commits: list[Patched] = []
-    for chunk in output.decode("utf-8", "replace").split("\x1e")[1:]:
-        fields = chunk.split("\x1f")
-        if len(fields) < 7 or not _SHA.match(fields[0]) or not fields[2].isdigit():
-            continue  # not what the format writes: skipped rather than misread
-        sha, parents, time, author, subject, body = fields[:6]
+    text = output.decode("utf-8", "replace")
+    for (sha, parents, time, author, subject, body), rest in records(text, 6, _valid):
         commit = Patched(sha, tuple(parents.split()), int(time), author, subject, body.strip())
-        _read_patch(commit, "\x1f".join(fields[6:]).splitlines())
+        _read_patch(commit, "".join(rest).splitlines())
         commits.append(commit)
     return commits
+
+
+def _valid(header: Sequence[str]) -> bool:
+    return is_sha(header[0]) and all(map(is_sha, header[1].split())) and is_time(header[2])
 
 
 def _read_patch(commit: Patched, lines: list[str]) -> None:
@@ -131,8 +137,8 @@ def _read_patch(commit: Patched, lines: list[str]) -> None:
 def log(cwd: Path, since: str | None = None, rev: str = "HEAD") -> list[Patched]:
     """The commits reachable from ``rev`` (since ``since``), newest first, with their patches
     against their first parent (merges: none)."""
-    args = ["log", "-p", "--unified=0", "--no-renames", "--no-color", "--no-ext-diff"]
-    args += [f"--format={_FORMAT}"]
+    args = ["log", "-z", "-p", "--unified=0", "--no-renames", "--no-color", "--no-ext-diff"]
+    args += ["--no-textconv", f"--format={_FORMAT}"]
     if since:
         args.append(f"--since={since}")
     args += ["--end-of-options", rev, "--"]
