@@ -443,18 +443,18 @@ def claude_session(home: Path, repo: Path) -> None:
     folder = home / ".claude" / "projects" / "".join(
         c if c.isalnum() else "-" for c in str(repo)
     )
-    _jsonl(
-        folder / "session-1.jsonl",
-        [
-            {"type": "user", "message": {"content": "charges fail"}},
-            call("t1", "Bash", {"command": COMMAND}),
-            result("t1", "ERROR:  function charge() does not exist", error=True),
-            call("t2", "Edit", {"file_path": str(repo / "src/billing.py")}),
-            result("t2", "The file has been updated successfully."),
-            call("t3", "Bash", {"command": COMMAND}),
-            result("t3", "1 row"),
-        ],
-    )
+    lines = [
+        {"type": "user", "message": {"content": "charges fail"}},
+        call("t1", "Bash", {"command": COMMAND}),
+        result("t1", "ERROR:  function charge() does not exist", error=True),
+        call("t2", "Edit", {"file_path": str(repo / "src/billing.py")}),
+        result("t2", "The file has been updated successfully."),
+        call("t3", "Bash", {"command": COMMAND}),
+        result("t3", "1 row"),
+    ]
+    # Claude Code writes the working folder on every line of a session (it is what tells two
+    # projects whose folder names map to one session folder apart).
+    _jsonl(folder / "session-1.jsonl", [{**line, "cwd": str(repo)} for line in lines])
 
 
 def codex_session(home: Path, repo: Path) -> None:

@@ -4,6 +4,7 @@ repositories and the installed ``reliora``; each test failed before its fix."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -94,3 +95,73 @@ def test_history_runs_no_textconv_driver(repo: Path, cli: Cli, tmp_path: Path) -
     assert not marker.exists()
     subprocess.run(["git", "log", "-p", "-1"], cwd=repo, capture_output=True, check=True)
     assert marker.exists()  # the driver is real: git runs it when textconv is not turned off
+
+
+def _claude_lines(cwd: Path, command: str, error: str) -> list[dict[str, object]]:
+    def call(tool_id: str, name: str, arguments: dict[str, object]) -> dict[str, object]:
+        block = {"type": "tool_use", "id": tool_id, "name": name, "input": arguments}
+        return {"type": "assistant", "message": {"content": [block]}, "cwd": str(cwd)}
+
+    def result(tool_id: str, content: str, error: bool = False) -> dict[str, object]:
+        block = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
+        return {"type": "user", "message": {"content": [{**block, "is_error": error}]},
+                "cwd": str(cwd)}  # fmt: skip
+
+    return [
+        call("t1", "Bash", {"command": command}),
+        result("t1", error, error=True),
+        call("t2", "Edit", {"file_path": str(cwd / "app.py")}),
+        result("t2", "The file has been updated successfully."),
+        call("t3", "Bash", {"command": command}),
+        result("t3", "ok"),
+    ]
+
+
+def test_history_reads_no_other_projects_session(tmp_path: Path, cli: Cli) -> None:
+    # /w/a-b and /w/a/b map to one Claude Code session folder: each line's cwd decides.
+    ours, theirs = tmp_path / "w" / "a-b", tmp_path / "w" / "a" / "b"
+    for top in (ours, theirs):
+        top.mkdir(parents=True)
+        git(top, "init", "-q")
+        commit(top, "Add app", {"app.py": "x = 1\n"}, 0)
+    home = tmp_path / "home"
+    folder = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(ours))
+    assert folder.name == "".join(c if c.isalnum() else "-" for c in str(theirs))
+    folder.mkdir(parents=True)
+    lines = [
+        *_claude_lines(theirs, "./deploy.sh --target acme-internal-billing.corp", "db down"),
+        *_claude_lines(ours, "pytest tests/test_app.py", "FAILED test_app - AssertionError"),
+    ]
+    (folder / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    os.mkfifo(folder / "blocked.jsonl")  # a FIFO among the sessions must not hang history
+    env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": ""}
+    done = cli("history", "--json", "--limit", "100", cwd=ours, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "acme-internal-billing" not in done.stdout
+    titles = [e["title"] for e in json.loads(done.stdout)["entries"] if e["source"] == "session"]
+    assert titles == ["pytest tests/test_app.py failed, then passed after a change"]
+
+
+def test_codex_sessions_of_this_repository_are_not_crowded_out(
+    tmp_path: Path, repo: Path, cli: Cli
+) -> None:
+    commit(repo, "Add app", {"app.py": "x = 1\n"}, 0)
+    sessions = tmp_path / "codex" / "sessions" / "2026" / "12" / "01"
+    sessions.mkdir(parents=True)
+    meta = {"type": "session_meta", "payload": {"cwd": str(repo)}}
+    run = {"type": "CommandExecution", "id": "c1", "command": ["bash", "-lc", "make check"],
+           "exit_code": 2, "aggregated_output": "TypeError: totals is None"}  # fmt: skip
+    edit = {"type": "FileChange", "id": "c2", "changes": [{"path": str(repo / "app.py")}]}
+    fixed = {**run, "id": "c3", "exit_code": 0, "aggregated_output": "ok"}
+    ours = [meta, *({"type": "event_msg", "payload": {"type": "item_completed", "item": i}}
+                    for i in (run, edit, fixed))]  # fmt: skip
+    (sessions / "rollout-ours.jsonl").write_text("".join(json.dumps(x) + "\n" for x in ours))
+    os.utime(sessions / "rollout-ours.jsonl", (1, 1))  # older than every other
+    other = json.dumps({"type": "session_meta", "payload": {"cwd": "/elsewhere"}}) + "\n"
+    for n in range(210):
+        (sessions / f"rollout-other-{n}.jsonl").write_text(other)
+    env = {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "codex")}
+    done = cli("history", "--json", "--limit", "100", env=env)
+    assert done.returncode == 0, done.stderr
+    titles = [e["title"] for e in json.loads(done.stdout)["entries"] if e["source"] == "session"]
+    assert titles == ["make check failed, then passed after a change"]

@@ -53,7 +53,7 @@ def past_troubles(top: Path, home: Path | None = None) -> list[PastTrouble]:
         if find is None or lines_of is None or parse is None:
             continue
         for path in find(top, home):
-            found += _troubles(client, path, list(parse(lines_of(path))), top)
+            found += _troubles(client, path, list(parse(lines_of(path, top))), top)
     return found
 
 

@@ -63,6 +63,23 @@ def read_lines(path: Path, max_bytes: int = MAX_BYTES, max_line: int = MAX_LINE)
             return
 
 
+def read_head(path: Path, max_bytes: int) -> bytes:
+    """At most the first ``max_bytes`` of a regular file (b"" for anything else): a FIFO, a
+    device or a link to one in a session folder must neither block nor be read for ever."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        return os.read(fd, max_bytes)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def _lines(handle: BinaryIO, size: int, max_bytes: int, max_line: int) -> Iterator[bytes]:
     """The lines of ``handle`` (``size`` bytes): the last ``max_bytes``, none longer than
     ``max_line``. One pass; a line held only while it is shorter than ``max_line``."""

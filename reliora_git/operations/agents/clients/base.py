@@ -7,6 +7,7 @@ been read, and their file editors take and return text (operations/agents/files.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,8 +100,9 @@ class ClientModule(Protocol):
     #: The past session files it keeps for a working tree (``top``, the person's ``home``),
     #: newest first, at most PAST_FILES (``history``'s sessions); None: it keeps none we read.
     past_sessions: Callable[[Path, Path], list[Path]] | None
-    #: A past session file as the lines ``read_transcript`` takes.
-    past_lines: Callable[[Path], Iterable[bytes]] | None
+    #: A past session file (and the working tree ``top``) as the lines ``read_transcript``
+    #: takes: only what happened in ``top`` or inside it.
+    past_lines: Callable[[Path, Path], Iterable[bytes]] | None
 
     def parse_event(self, data: dict[str, Any], cwd: Path) -> HookEvent: ...
 
@@ -118,17 +120,38 @@ class ClientModule(Protocol):
 PAST_FILES = 200
 
 
-def newest(paths: Iterable[Path], limit: int = PAST_FILES) -> list[Path]:
-    """The ``limit`` newest of ``paths`` by modification time (ties: by path), newest first;
-    a file gone meanwhile is left out."""
+def newest(
+    paths: Iterable[Path], limit: int = PAST_FILES, keep: Callable[[Path], bool] | None = None
+) -> list[Path]:
+    """The ``limit`` newest regular files of ``paths`` by modification time (ties: by path),
+    newest first, that ``keep`` accepts (asked newest first, until ``limit`` are kept: another
+    project's newer sessions do not crowd this one's out). A link, a FIFO, a device or a file
+    gone meanwhile is left out: a session folder is anyone's to fill."""
     found = []
     for path in paths:
         try:
-            found.append((path.stat().st_mtime, path))
+            info = path.lstat()
         except OSError:
             continue
+        if stat.S_ISREG(info.st_mode):
+            found.append((info.st_mtime, path))
     found.sort(key=lambda item: (item[0], str(item[1])), reverse=True)
-    return [path for _, path in found[:limit]]
+    kept: list[Path] = []
+    for _, path in found:
+        if len(kept) >= limit:
+            break
+        if keep is None or keep(path):
+            kept.append(path)
+    return kept
+
+
+def within(cwd: object, top: Path) -> bool:
+    """Whether a transcript's ``cwd`` value names ``top`` or a folder inside it (by its path,
+    not by the folder name a client derives from it: ``/w/a-b`` is not ``/w/a/b``)."""
+    if not isinstance(cwd, str) or not cwd:
+        return False
+    path = Path(cwd)
+    return path == top or top in path.parents
 
 
 def hook_command(client: str) -> str:

@@ -29,6 +29,7 @@ from reliora_git.operations.agents.clients.base import (
     hook_command,
     newest,
     text_field,
+    within,
 )
 from reliora_git.operations.agents.clients.instructions import BLOCK_EDITOR
 from reliora_git.operations.agents.transcript import (
@@ -165,8 +166,21 @@ def past_sessions(top: Path, home: Path) -> list[Path]:
     return newest(folder.glob("*.jsonl")) if folder.is_dir() else []
 
 
-def past_lines(path: Path) -> Iterable[bytes]:
-    return read_lines(path)
+def past_lines(path: Path, top: Path) -> Iterator[bytes]:
+    """The session's lines that happened in ``top`` or inside it. Claude Code names the folder
+    of a project by writing every character but a letter or digit as ``-``: ``/w/a-b`` and
+    ``/w/a/b`` share one, so each line's ``cwd`` decides (a line without one goes with the
+    line before it)."""
+    inside = False
+    for line in read_lines(path):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "cwd" in data:
+            inside = within(data["cwd"], top)
+        if inside:
+            yield line
 
 
 def read_transcript(lines: Iterable[bytes]) -> Iterator[Step]:

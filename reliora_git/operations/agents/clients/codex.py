@@ -43,6 +43,7 @@ from reliora_git.operations.agents.transcript import (
     kinds,
     objects,
     output_text,
+    read_head,
     read_lines,
     reliora_tool,
     tail,
@@ -359,22 +360,23 @@ def past_sessions(top: Path, home: Path) -> list[Path]:
     base = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"
     if not base.is_dir():
         return []
-    return [path for path in newest(base.rglob("rollout-*.jsonl")) if _rollout_cwd(path) == top]
+    # Filtered while walking, newest first: 200 newer sessions of other projects do not
+    # crowd this working tree's out.
+    return newest(base.rglob("rollout-*.jsonl"), keep=lambda path: _rollout_cwd(path) == top)
 
 
 def _rollout_cwd(path: Path) -> Path | None:
+    first = read_head(path, HEAD_BYTES).split(b"\n", 1)[0]
     try:
-        with path.open("rb") as handle:
-            first = handle.read(HEAD_BYTES).split(b"\n", 1)[0]
         payload = json.loads(first).get("payload")
-    except (OSError, ValueError, AttributeError, RecursionError):
+    except (ValueError, AttributeError, RecursionError):
         return None
     cwd = payload.get("cwd") if isinstance(payload, dict) else None
     return Path(cwd) if isinstance(cwd, str) and cwd else None
 
 
-def past_lines(path: Path) -> Iterable[bytes]:
-    return read_lines(path)
+def past_lines(path: Path, top: Path) -> Iterable[bytes]:
+    return read_lines(path)  # the whole rollout is of one working tree (its session_meta)
 
 
 def read_transcript(lines: Iterable[bytes]) -> Iterator[Step]:

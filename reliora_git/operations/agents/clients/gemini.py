@@ -324,17 +324,16 @@ def past_sessions(top: Path, home: Path) -> list[Path]:
     return newest(p for p in folder.glob("*") if p.suffix in (".json", ".jsonl"))
 
 
-def past_lines(path: Path) -> Iterable[bytes]:
+def past_lines(path: Path, top: Path) -> Iterable[bytes]:
     """A chat file as the lines the reader takes: a ``.jsonl`` as it is, a chat kept as one
-    JSON document as its messages."""
+    JSON document as its messages (the folder is the hash of ``top``'s own path)."""
     if path.suffix != ".json":
         yield from read_lines(path)
         return
+    whole = b"".join(read_lines(path, max_bytes=MAX_JSON_BYTES, max_line=MAX_JSON_BYTES))
     try:
-        if path.stat().st_size > MAX_JSON_BYTES:
-            return
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(whole)
+    except (ValueError, RecursionError):
         return
     messages = data.get("messages") if isinstance(data, dict) else None
     for message in messages if isinstance(messages, list) else []:
