@@ -165,3 +165,74 @@ def test_codex_sessions_of_this_repository_are_not_crowded_out(
     assert done.returncode == 0, done.stderr
     titles = [e["title"] for e in json.loads(done.stdout)["entries"] if e["source"] == "session"]
     assert titles == ["make check failed, then passed after a change"]
+
+
+#: The command-line credential forms that reached session drafts verbatim, and a token each.
+SESSION_SECRETS = {
+    "sshpass -p Sshp4ssValue77 ssh deploy@db": "Sshp4ssValue77",
+    "docker login -u ci -p D0ckerPassValue77 registry.example": "D0ckerPassValue77",
+    "redis-cli -a R3disAuthValue77 ping": "R3disAuthValue77",
+    "psql 'host=db user=app password=L1bpqPassValue77'": "L1bpqPassValue77",
+    "export db_password=Exp0rtPassValue77 && ./migrate": "Exp0rtPassValue77",
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCYAWSKEY77 aws s3 ls": (
+        "wJalrXUtnFEMIK7MDENGbPxRfiCYAWSKEY77"
+    ),
+    "curl -H x-api-key:sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz012345 api": (
+        "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+    ),
+    "NPM=npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 npm publish": (
+        "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    ),
+}
+
+
+def test_session_secrets_are_masked_in_drafts_and_refused_at_save(
+    tmp_path: Path, repo: Path, cli: Cli
+) -> None:
+    commit(repo, "Add app", {"app.py": "x = 1\n"}, 0)
+    home = tmp_path / "home"
+    folder = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(repo))
+    folder.mkdir(parents=True)
+    for n, command in enumerate(SESSION_SECRETS):
+        lines = _claude_lines(repo, command, "connection refused")
+        (folder / f"s{n}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": ""}
+    listed = cli("history", "--json", "--limit", "100", env=env)
+    asked = cli("history", "--ask", "20", env=env)
+    assert listed.returncode == 0 and asked.returncode == 0, listed.stderr + asked.stderr
+    sessions = [e for e in json.loads(listed.stdout)["entries"] if e["source"] == "session"]
+    assert len(sessions) >= len(SESSION_SECRETS) - 1  # two commands may share a family
+    for secret in SESSION_SECRETS.values():
+        assert secret not in listed.stdout and secret not in asked.stdout, secret
+    assert cli("init").returncode == 0
+    for command, secret in SESSION_SECRETS.items():
+        fields = {"title": "Deploy", "problems": [command], "solution": "Retry."}
+        saved = cli("record", "--json", "-", input=json.dumps(fields))
+        assert saved.returncode == 2 and secret not in saved.stdout, command
+
+
+def test_a_committed_record_holding_a_secret_is_masked_in_every_read(
+    store: Store, repo: Path, cli: Cli, write_record: RecordMaker
+) -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    write_record(
+        "deploy-token",
+        "Deploy with the registry token",
+        "## Problems\n- the deploy to the registry failed with 401\n\n"
+        f"## Solution\nLog in with `GITHUB_TOKEN={secret}` before the deploy to the registry.\n",
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a record from a pull request")
+    assert cli("check").returncode == 1  # still refused by check and the hook
+    reads = [
+        cli("show", "deploy-token"),
+        cli("show", "deploy-token", "--json"),
+        cli("list", "--json"),
+        cli("search", "deploy registry token", "--json"),
+        cli("brief", "--push", "the deploy to the registry failed with 401 unauthorized"),
+        cli("brief", "the deploy to the registry failed with 401 unauthorized", "--json"),
+    ]
+    for done in reads:
+        assert done.returncode == 0, done.args
+        assert secret not in done.stdout, done.args
+    assert "deploy-token" in reads[4].stdout  # masked, not withheld: the lesson is still there

@@ -334,7 +334,9 @@ def test_each_line_gets_the_kinds_the_plugins_themselves_find() -> None:
     for _ in range(5000):
         line = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
         expected = {p.secret_type for p in plugins if list(p.analyze_string(line))}
-        found = {hit.kind for hit in credentials._line_hits(scanners, line)}
+        # The command-line scanner is ours, not a plugin's: its kinds are compared elsewhere.
+        ours = {credentials.COMMAND_LINE_KIND, credentials.HEADER_KIND, credentials.TOKEN_KIND}
+        found = {hit.kind for hit in credentials._line_hits(scanners, line)} - ours
         assert found == expected, line
 
 

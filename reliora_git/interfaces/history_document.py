@@ -111,25 +111,42 @@ def entry_draft(entry: Entry) -> dict[str, Any]:
     from reliora_git.search.jsonio import record_to_json
 
     data = record_to_json(draft(entry))
-    return {name: data[name] for name in DRAFT_SHAPE if data.get(name)}
+    return {name: cleaned(data[name]) for name in DRAFT_SHAPE if data.get(name)}
 
 
 def entry_json(entry: Entry) -> dict[str, Any]:
+    """An entry as ``history --json`` gives it: its draft and evidence cleaned as every text
+    of the cold start is before it is shown (coldstart/ask.py ``shown``: secrets masked,
+    invisible characters removed, wrapper tags and turn markers neutralised)."""
+    evidence = entry.evidence.to_json() if entry.evidence is not None else None
     return {
         "source": entry.source,
         "sha": entry.sha or None,
         "commits": entry.commits,
         "pullRequest": entry.pull_request,
-        "title": entry.title,
+        "title": cleaned(entry.title),
         "why": [part.to_json() for part in entry.parts],
         "score": round(entry.score, 3),
         "files": entry.files,
         "gone": entry.gone,
         "date": _date(entry.time),
         "recordedIn": entry.records,
-        "evidence": entry.evidence.to_json() if entry.evidence is not None else None,
+        "evidence": cleaned(evidence),
         "draft": entry_draft(entry),
     }
+
+
+def cleaned(value: Any) -> Any:
+    """``value`` (JSON) with each string cleaned as the cold start shows text."""
+    from reliora_git.operations.coldstart.ask import shown
+
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, list):
+        return [cleaned(item) for item in value]
+    if isinstance(value, dict):
+        return {key: cleaned(item) for key, item in value.items()}
+    return value
 
 
 def _date(time: int) -> str:

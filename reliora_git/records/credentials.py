@@ -188,6 +188,43 @@ def redact(text: str, *, entropy: bool = False) -> str:
     return "".join(out)
 
 
+#: Keys of a record's JSON that are not text a person wrote (never masked).
+_UNMASKED = frozenset({"id", "locator", "status", "confidence", "created", "updated", "guards"})
+
+
+def masked_record(data: dict[str, Any]) -> dict[str, Any]:
+    """A record's JSON with every secret in its text masked (:func:`redact`): what every read
+    of the store shows (show, list, the push, the view, MCP). ``check`` and the hook still
+    report the file; this keeps a record that arrived holding a secret from being shown or
+    pushed verbatim. ``data`` itself when nothing is masked."""
+    changed: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _UNMASKED:
+            continue
+        if isinstance(value, str) and value:
+            shown = redact(value)
+            if shown != value:
+                changed[key] = shown
+        elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            items = [redact(v) for v in value]
+            if items != value:
+                changed[key] = items
+    return {**data, **changed} if changed else data
+
+
+def mask_record(record: Record) -> None:
+    """``record`` (as parsed from its file) with every secret in its text masked, as
+    :func:`masked_record` masks the JSON every other read gets (``show`` parses the file)."""
+    for name in ("title", "project_context", "task", "solution", "why_it_worked",
+                 "applicability", "verification"):  # fmt: skip
+        value = getattr(record, name)
+        if value:
+            setattr(record, name, redact(value))
+    for name in ("tags", "problems", "failed_attempts", "warnings", "asked_as"):
+        setattr(record, name, [redact(item) for item in getattr(record, name)])
+    record.extra_sections = [(heading, redact(text)) for heading, text in record.extra_sections]
+
+
 @dataclass(frozen=True)
 class _Hit:
     """A secret in one line: where it is (to withhold it), what, and its value (to mask it)."""
@@ -308,12 +345,32 @@ COMMAND_LINE_KIND = "Command-line password"
 HEADER_KIND = "Authorization header"
 #: A value: quoted whole, or up to the next space; each alternative linear.
 _VALUE = r"""('[^'\n]*'|"[^"\n]*"|[^\s'"]+)"""
+#: ``PGPASSWORD=…``, ``export db_password=…``, ``AWS_SECRET_ACCESS_KEY=…``, a libpq
+#: ``password=…`` conninfo: a name ending in a secret's word, then ``=`` and the value.
 _ASSIGNED_PASSWORD = re.compile(
-    r"\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|[A-Z_]*PASSWORD|[A-Z_]*PASSWD)=" + _VALUE
+    r"\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|[A-Za-z_]*(?:PASSWORD|PASSWD|PASSPHRASE)|"
+    r"[A-Za-z_]*SECRET(?:_ACCESS)?_KEY|[A-Za-z_]*(?:API|AUTH|ACCESS)_(?:KEY|TOKEN)|"
+    r"[A-Za-z_]+_SECRET|[A-Za-z_]+_TOKEN)=" + _VALUE,
+    re.IGNORECASE,
 )
 _PASSWORD_OPTION = re.compile(r"(?<![\w-])--pass(?:word|wd)(?:=|[ \t]+)" + _VALUE)
+#: mysql's ``-pVALUE`` (its ``-p name`` asks for the password and names a database).
 _MYSQL = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b", re.IGNORECASE)
 _SHORT_P = re.compile(r"(?<!\S)-p" + _VALUE)
+#: Tools whose ``-p VALUE`` is a password: sshpass, and a registry ``login`` (docker,
+#: podman, helm, nerdctl).
+_P_TOOLS = re.compile(r"\b(?:sshpass|login)\b", re.IGNORECASE)
+_SPACED_P = re.compile(r"(?<!\S)-p(?:[ \t]+)?" + _VALUE)
+#: redis-cli's ``-a VALUE``.
+_REDIS = re.compile(r"\bredis-cli\b", re.IGNORECASE)
+_SHORT_A = re.compile(r"(?<!\S)-a[ \t]+" + _VALUE)
+#: Keys and tokens with a fixed prefix that no detect-secrets plugin knows here: Anthropic's
+#: and OpenAI's ``sk-…`` keys, npm's ``npm_…`` tokens outside an .npmrc line.
+_PREFIXED_TOKEN = re.compile(
+    r"(?<![\w-])(sk-(?:ant-(?:api|admin)\d{2}-|proj-|svcacct-)?[A-Za-z0-9_-]{20,}|"
+    r"(?<!_authToken=)npm_[A-Za-z0-9]{36})"  # in an .npmrc line it is the npm plugin's
+)
+TOKEN_KIND = "API key or token"
 _AUTHORIZATION = re.compile(
     r"\bAuthorization:[ \t]*(?:(?:Bearer|Basic|Token|Digest|Bot)[ \t]+)?"
     r"([A-Za-z0-9][\w+/=.~-]{3,})",
@@ -337,7 +394,14 @@ def _command_line_hits(line: str) -> list[_Hit]:
     mysql = _MYSQL.search(line)
     if mysql is not None:  # -p is mysql's password only on a mysql command line
         found += [(m, COMMAND_LINE_KIND) for m in _SHORT_P.finditer(line, mysql.end())]
+    tool = _P_TOOLS.search(line)
+    if tool is not None:
+        found += [(m, COMMAND_LINE_KIND) for m in _SPACED_P.finditer(line, tool.end())]
+    redis = _REDIS.search(line)
+    if redis is not None:
+        found += [(m, COMMAND_LINE_KIND) for m in _SHORT_A.finditer(line, redis.end())]
     found += [(m, HEADER_KIND) for m in _AUTHORIZATION.finditer(line)]
+    found += [(m, TOKEN_KIND) for m in _PREFIXED_TOKEN.finditer(line)]
     hits = []
     for match, kind in found:
         value = match.group(1).strip("'\"").rstrip(".,;:)]}")
@@ -346,8 +410,9 @@ def _command_line_hits(line: str) -> list[_Hit]:
     return hits
 
 
-_COMMAND_LINE_NEEDLES = frozenset({"password", "passwd", "mysql_pwd", "rediscli_auth", "-p",
-                                   "authorization"})  # fmt: skip
+_COMMAND_LINE_NEEDLES = frozenset({"password", "passwd", "passphrase", "mysql_pwd",
+                                   "rediscli_auth", "-p", "-a", "authorization", "secret",
+                                   "_key=", "_token=", "sk-", "npm_"})  # fmt: skip
 
 
 def _scanners_of(plugins: Sequence[Any]) -> _Scanners:

@@ -430,7 +430,8 @@ class StoreIndex:
             doc = self.all_docs[slot]
             locator = doc.locator if doc is not None else ""
             text = self.file_text(locator) if locator else None
-            fields = record_fields(self.record_json(slot))
+            # The fields as written: the record JSON every read gets has its secrets masked.
+            fields = record_fields(_written_json(text, locator) or self.record_json(slot))
             findings = scan_store_file(locator, text, fields, entropy=entropy)
             found = tuple((f.field, f.line, f.kind, f.masked) for f in findings)
             self.state.remember_scan(key, found)
@@ -503,6 +504,19 @@ class StoreIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _written_json(text: str | None, locator: str) -> dict[str, Any] | None:
+    """A record file's fields as written (None when it cannot be read as a record)."""
+    if text is None:
+        return None
+    from reliora_git.records.parse import parse_record
+    from reliora_git.search.jsonio import record_to_json
+
+    try:
+        return record_to_json(parse_record(text, locator).record)
+    except (RecordError, RelioraError):
+        return None
 
 
 def _parse_blob(store: Store, locator: str, source: GitFiles | None) -> tuple[str, dict[str, Any]]:

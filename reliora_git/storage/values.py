@@ -177,6 +177,7 @@ def indexed_value(locator: str, text: str) -> Value:
     message, line) triples, and ``terms`` the record's tokens with their components
     (inverted.record_terms): computed here, in the worker processes of a cold start.
     """
+    from reliora_git.records.credentials import masked_record
     from reliora_git.search.inverted import record_terms
     from reliora_git.search.jsonio import record_to_json
     from reliora_git.storage.catalog import read_entry
@@ -186,7 +187,8 @@ def indexed_value(locator: str, text: str) -> Value:
     if entry.usable and entry.record is not None:
         doc = shared(tuple(index_record(entry.record)), locator)
         terms = record_terms(doc[_TEXT])
-        return ("doc", doc, record_to_json(entry.record), problems, terms)
+        # Every read shows the record as JSON: a secret in it is masked once, here.
+        return ("doc", doc, masked_record(record_to_json(entry.record)), problems, terms)
     error = entry.first_error()
     claimed = entry.record.id if entry.record is not None and entry.record.id else None
     return ("error", error.message, error.line, claimed, problems)

@@ -214,9 +214,11 @@ def record(
             commit_draft, evidence = _commit_draft(store, from_commit)
             drafted = _with_flags(commit_draft, flags)
             if as_json:  # for an agent to complete, then `record --json -` (evidence dropped)
+                from reliora_git.interfaces.history_document import cleaned
                 from reliora_git.search.jsonio import EVIDENCE
 
-                print_json({**_draft_json(drafted), EVIDENCE: evidence})
+                # Cleaned as history's drafts are: commit text is anyone's.
+                print_json(cleaned({**_draft_json(drafted), EVIDENCE: evidence}))
                 return
             new, draft = _from_editor(store, drafted)
         elif json_input is not None:

@@ -208,6 +208,9 @@ def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Sh
     entry = read_entry(doc.locator, _read_file(store, doc.locator))
     if not entry.usable or entry.record is None:
         raise entry.first_error()  # changed since the walk, a moment ago
+    from reliora_git.records.credentials import mask_record
+
+    mask_record(entry.record)  # shown, never a secret it holds (check reports the file)
     events = []
     for locator in index.event_locators_of(doc.id):
         try:
