@@ -65,16 +65,32 @@ def find_store(repo: str | os.PathLike[str] | None = None, cwd: Path | None = No
                 path=str(root),
                 code="no_store",
             )
-        return Store(root)
+        return _not_linked(Store(root))
     start = (cwd or Path.cwd()).resolve()
     for folder in (start, *start.parents):
         if (folder / STORE_DIR).is_dir():
-            return Store(folder)
+            return _not_linked(Store(folder))
     raise RelioraError(
         f"no {STORE_DIR}/ store found in {start} or any folder above it; "
         "run `reliora init` or pass --repo",
         code="no_store",
     )
+
+
+#: Why a store that is a symbolic link is not read.
+LINKED_STORE = (
+    "is a symbolic link (not followed): a store elsewhere on disk is not this repository's; "
+    "replace the link with the folder itself"
+)
+
+
+def _not_linked(store: Store) -> Store:
+    """``store``, unless its ``.reliora`` is a symbolic link: a committed link would make every
+    command read (and the hooks push) records from anywhere on disk as this repository's, as
+    a linked ``experiences/`` would (linked_folders)."""
+    if store.path.is_symlink():
+        raise RelioraError(LINKED_STORE, path=STORE_DIR, code="linked_store")
+    return store
 
 
 # --- reading -------------------------------------------------------------------------------

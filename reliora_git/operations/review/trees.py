@@ -9,18 +9,20 @@ from dataclasses import dataclass, field
 
 from reliora_git.gitrepo import git
 from reliora_git.operations.review.check import StoreView, index_owners
+from reliora_git.records.errors import RelioraError
 from reliora_git.storage.catalog import Catalog, Entry, catalog_from_texts
 from reliora_git.storage.config import load_config
 from reliora_git.storage.gitfiles import (
     EXPERIENCES,
     FEEDBACK,
+    LINK_MODE,
     NOT_FILES,
     GitFiles,
     blob_text,
     is_store_file,
 )
 from reliora_git.storage.index import StoreIndex, open_index
-from reliora_git.storage.store import MAX_RECORD_BYTES, Store
+from reliora_git.storage.store import LINKED_STORE, MAX_RECORD_BYTES, STORE_DIR, Store
 
 #: Statuses whose change has a base version (modified, type changed, renamed, removed).
 _HAS_BASE_VERSION = frozenset("MTRD")
@@ -62,6 +64,7 @@ class Trees:
 def read_trees(store: Store, base: str, head: str) -> Trees:
     """Both sides from git objects: one diff, one ls-tree and one cat-file batch."""
     prefix = git.show_prefix(store.root)
+    _refuse_linked_store(store, head)
     # Without the trailing slash, the pathspecs also match a folder kept as a link.
     specs = [EXPERIENCES.rstrip("/"), FEEDBACK.rstrip("/")]
     diff = [_relative(change, prefix) for change in git.tree_changes(store.root, base, head, specs)]
@@ -111,6 +114,15 @@ def read_trees(store: Store, base: str, head: str) -> Trees:
         added_feedback,
         {loc: text for loc, text in head_texts + event_texts if isinstance(text, str)},
     )
+
+
+def _refuse_linked_store(store: Store, head: str) -> None:
+    """Head's ``.reliora`` kept as a symbolic link: its records are not in the tree, and a
+    review that said "no changes to experiences" would pass a branch that swapped them."""
+    out = git.run(["ls-tree", "-z", "--end-of-options", head, "--", STORE_DIR], store.root)
+    for line in out.decode("utf-8", "surrogateescape").split("\0"):
+        if line.startswith(f"{LINK_MODE} "):
+            raise RelioraError(f"{LINKED_STORE} (in {head})", path=STORE_DIR, code="linked_store")
 
 
 def _relative(change: git.Change, prefix: str) -> git.Change:
