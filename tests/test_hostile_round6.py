@@ -271,3 +271,25 @@ def test_a_linked_store_is_refused_by_every_command_and_by_review(
     git(repo, "checkout", "-q", base)
     reviewed = cli("review", base, "linked")
     assert reviewed.returncode == 2 and "symbolic link" in reviewed.stderr
+
+
+def test_toml_that_costs_its_square_or_recurses_is_one_line_error(
+    store: Store, repo: Path, cli: Cli, write_record: RecordMaker
+) -> None:
+    write_record("ours", "Our lesson about billing retries")
+    config = store.path / "config.toml"
+    config.write_text("a" + ".a" * 12_000 + " = 1\n")  # 24 KB, 12,000 parts: 2.5 s before
+    done = cli("check")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "config.toml:1: " in done.stderr and "dotted parts" in done.stderr
+    config.write_text("search_limit = " + "[" * 3000 + "]" * 3000 + "\n")
+    for args in (("search", "billing"), ("check",)):
+        done = cli(*args)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, args
+        assert "nests arrays or tables deeper than 64" in done.stderr
+    config.unlink()
+    (store.path / "eval.toml").write_text("[[case]]\n" + "x" + ".y" * 9_000 + " = 1\n")
+    done = cli("eval")
+    assert (
+        done.returncode == 2 and "eval.toml:2: " in done.stderr and "Traceback" not in done.stderr
+    )

@@ -9,12 +9,9 @@ import sys
 from dataclasses import dataclass
 
 from reliora_git.records.errors import RelioraError
+from reliora_git.records.tomltext import TomlError
+from reliora_git.records.tomltext import loads as toml_loads
 from reliora_git.storage.store import Store, decode_utf8, read_regular_file
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 
 @dataclass(frozen=True)
@@ -46,14 +43,17 @@ def load_config(store: Store) -> Config:
     try:
         # Same rules as a record: no symlink followed, at most 1 MiB, strict UTF-8.
         text = decode_utf8(read_regular_file(path, store.locator(path)), store.locator(path))
-        data = tomllib.loads(text)
+        data = toml_loads(text)
     except RelioraError as exc:
         raise RelioraError(
             f"cannot read settings: {exc.message}", path=store.locator(path), code="invalid_config"
         ) from None
-    except tomllib.TOMLDecodeError as exc:
+    except TomlError as exc:
         raise RelioraError(
-            f"cannot read settings: {exc}", path=store.locator(path), code="invalid_config"
+            f"cannot read settings: {exc.message}",
+            path=store.locator(path),
+            line=exc.line,
+            code="invalid_config",
         ) from None
     defaults = Config()
     locator = store.locator(path)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-import sys
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from reliora_git.records.errors import RelioraError
+from reliora_git.records.tomltext import TomlError
+from reliora_git.records.tomltext import loads as toml_loads
 from reliora_git.storage.store import (
     MAX_RECORD_BYTES,
     STORE_DIR,
@@ -25,11 +26,6 @@ from reliora_git.storage.store import (
     decode_utf8,
     read_regular_file,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 EVAL_FILE = f"{STORE_DIR}/eval.toml"
 #: Keys a case may have.
@@ -79,9 +75,11 @@ def parse_cases(text: str, locator: str = EVAL_FILE) -> list[Case]:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_RECORD_BYTES:
         raise _error(locator, None, f"is larger than {MAX_RECORD_BYTES // (1024 * 1024)} MiB")
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc)
+        data = toml_loads(text)
+    except TomlError as exc:
+        if exc.line is not None and "(at line" not in exc.message:  # refused before tomllib
+            raise _error(locator, exc.line, f"not valid TOML: {exc.message}") from None
+        message = exc.message
         found = _AT_LINE.search(message)
         line = int(found.group(1)) if found else None
         if found is None and message.endswith("(at end of document)"):

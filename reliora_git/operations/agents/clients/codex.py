@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -49,11 +48,8 @@ from reliora_git.operations.agents.transcript import (
     tail,
 )
 from reliora_git.records.errors import RelioraError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+from reliora_git.records.tomltext import TomlError
+from reliora_git.records.tomltext import loads as toml_loads
 
 NAME = "codex"
 #: The event whose hook carries the prompt push (what `reliora serve` shows).
@@ -121,8 +117,8 @@ def _block(with_grace: bool) -> str:
 
 def _parse(text: str, name: str) -> dict[str, Any]:
     try:
-        document: dict[str, Any] = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+        document: dict[str, Any] = toml_loads(text)
+    except TomlError as error:
         raise RelioraError(
             f"is not valid TOML ({error}); fix it, then run again",
             path=name,
@@ -147,8 +143,8 @@ def _with_ours(document: dict[str, Any], with_grace: bool) -> dict[str, Any]:
 
 def _reads_as(text: str, expected: dict[str, Any]) -> bool:
     try:
-        document: dict[str, Any] = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        document: dict[str, Any] = toml_loads(text)
+    except TomlError:
         return False
     return document == expected
 
@@ -319,8 +315,8 @@ def _trusted(root: Path) -> bool:
     """Whether the person's Codex config trusts ``root`` (``[projects."<path>"]``)."""
     home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
     try:
-        projects = tomllib.loads((home / "config.toml").read_text("utf-8")).get("projects")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        projects = toml_loads((home / "config.toml").read_text("utf-8")).get("projects")
+    except (OSError, UnicodeDecodeError, TomlError):
         return False
     if not isinstance(projects, dict):
         return False
