@@ -293,3 +293,38 @@ def test_toml_that_costs_its_square_or_recurses_is_one_line_error(
     assert (
         done.returncode == 2 and "eval.toml:2: " in done.stderr and "Traceback" not in done.stderr
     )
+
+
+def test_the_store_walk_survives_files_and_folders_vanishing_under_it(
+    store: Store, write_record: RecordMaker
+) -> None:
+    import threading
+
+    from reliora_git.storage.store import scan_markdown
+
+    for n in range(30):
+        write_record(f"kept-{n}", f"Kept lesson {n}")
+    stop = threading.Event()
+
+    def churn() -> None:  # what a checkout, a pull or an editor's save does to the folder
+        n = 0
+        while not stop.is_set():
+            folder = store.experiences / f"topic-{n % 7}"
+            folder.mkdir(exist_ok=True)
+            for k in range(5):
+                (folder / f"r{k}.md").write_text("---\nid: x\ntitle: t\n---\n")
+            for k in range(5):
+                (folder / f"r{k}.md").unlink()
+            folder.rmdir()
+            n += 1
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        for _ in range(3000):
+            found = scan_markdown(store, store.experiences)
+            kept = [f for f in found if f.locator.rsplit("/", 1)[-1].startswith("kept-")]
+            assert len(kept) == 30  # what stays is always seen
+    finally:
+        stop.set()
+        worker.join()

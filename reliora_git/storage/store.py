@@ -14,7 +14,7 @@ import shlex
 import stat
 import time
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -167,43 +167,62 @@ def scan_markdown(store: Store, folder: Path) -> list[ScannedFile]:
     append = found.append
     while stack:
         current, prefix = stack.pop()
-        with os.scandir(current) as entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    continue
-                if name.endswith(".md"):
-                    # One lstat tells a record file from a link, a folder or a device: the
-                    # one branch taken per record, so it makes no other call.
-                    info = entry.stat(follow_symlinks=False)
-                    mode = info.st_mode
-                    if stat.S_ISREG(mode):
-                        append(
-                            _new_tuple(
-                                ScannedFile,
-                                (f"{prefix}/{name}", info.st_size, info.st_mtime_ns, None),
-                            )
-                        )
-                        continue
-                    locator = f"{prefix}/{name}"
-                    if stat.S_ISLNK(mode):
-                        append(ScannedFile(locator, 0, 0, _LINK))
-                    elif stat.S_ISDIR(mode):
-                        append(ScannedFile(locator, 0, 0, "is a folder, not a file"))
-                        stack.append((entry.path, locator))
-                    else:
-                        append(ScannedFile(locator, 0, 0, "is not a regular file"))
-                elif entry.is_symlink():
-                    # Never followed: it may point anywhere (a pull request can commit
-                    # `x.md -> /etc/passwd`). A linked folder is reported too, so that its
-                    # records do not vanish without a word.
-                    if entry.is_dir():
-                        append(ScannedFile(f"{prefix}/{name}", 0, 0, _LINK))
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, f"{prefix}/{name}"))
+        try:
+            _scan_folder(current, prefix, stack, append)
+        except FileNotFoundError:
+            # A checkout, a pull or an editor's save removed it between the listing and now:
+            # what is gone is not there, which the next command's walk sees too.
+            continue
     # Locators are unique, so the tuples sort by locator alone.
     found.sort()
     return found
+
+
+def _scan_folder(
+    current: str,
+    prefix: str,
+    stack: list[tuple[str, str]],
+    append: Callable[[ScannedFile], None],
+) -> None:
+    """One folder of :func:`scan_markdown`: its files appended, its folders pushed. An entry
+    that vanishes between the listing and its ``stat`` is left out."""
+    with os.scandir(current) as entries:
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            if name.endswith(".md"):
+                # One lstat tells a record file from a link, a folder or a device: the
+                # one branch taken per record, so it makes no other call.
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # removed since the listing
+                mode = info.st_mode
+                if stat.S_ISREG(mode):
+                    append(
+                        _new_tuple(
+                            ScannedFile,
+                            (f"{prefix}/{name}", info.st_size, info.st_mtime_ns, None),
+                        )
+                    )
+                    continue
+                locator = f"{prefix}/{name}"
+                if stat.S_ISLNK(mode):
+                    append(ScannedFile(locator, 0, 0, _LINK))
+                elif stat.S_ISDIR(mode):
+                    append(ScannedFile(locator, 0, 0, "is a folder, not a file"))
+                    stack.append((entry.path, locator))
+                else:
+                    append(ScannedFile(locator, 0, 0, "is not a regular file"))
+            elif entry.is_symlink():
+                # Never followed: it may point anywhere (a pull request can commit
+                # `x.md -> /etc/passwd`). A linked folder is reported too, so that its
+                # records do not vanish without a word.
+                if entry.is_dir():
+                    append(ScannedFile(f"{prefix}/{name}", 0, 0, _LINK))
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, f"{prefix}/{name}"))
 
 
 def read_text(entry: FileEntry) -> str:
