@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 from tests.test_history_command import commit
@@ -328,3 +330,39 @@ def test_the_store_walk_survives_files_and_folders_vanishing_under_it(
     finally:
         stop.set()
         worker.join()
+
+
+def test_one_long_word_is_never_tried_as_two(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reliora_git.records.model import Record
+    from reliora_git.search import taskrank
+    from reliora_git.search.inverted import InvertedIndex, record_terms
+    from reliora_git.search.rank import index_record
+
+    docs = [
+        index_record(Record(id=f"r{n}", title=f"time out {n}", solution="s", task="t"))
+        for n in range(3)
+    ]
+    index = InvertedIndex.empty().extended((doc, record_terms(doc.text)) for doc in docs)
+    tried = 0
+    real = taskrank.compound_halves
+
+    def counted(first: str, second: str) -> bool:
+        nonlocal tried
+        tried += 1
+        return real(first, second)
+
+    monkeypatch.setattr(taskrank, "compound_halves", counted)
+    word = "timeout" + "x" * 40_000  # a prompt pasting one huge token
+    words = taskrank.task_words(f"{word} time", "")
+    taskrank.rank_task(index, words, text_of=lambda slot: docs[slot].text)
+    assert tried < 100  # every cut of the word tried: 40,000 calls, each as long as the word
+
+
+def test_a_squash_subject_is_read_in_one_pass() -> None:
+    from reliora_git.operations.coldstart.signals import squash_number
+
+    assert squash_number("Fix the race (#123)") == (123, "Fix the race")
+    assert squash_number("Fix the race  (#123)  ") == (123, "Fix the race")
+    assert squash_number("x" + " " * 80_000 + "(#12)") == (12, "x")
+    assert squash_number("x" + " " * 80_000) is None
+    assert squash_number("Support (#x)") is None and squash_number("(#) ") is None

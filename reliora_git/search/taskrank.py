@@ -183,6 +183,9 @@ PARTICLES = frozenset(
 #: The least letters of each half of a compound, a particle aside: ``js on`` is not ``json``,
 #: ``edit or`` not ``editor`` (measured on the til corpus: shorter halves were mostly such).
 HALF_MIN = 3
+#: Longer words are never tried as two (every cut of a word costs its length: a 40,000-letter
+#: word in a prompt made the hook miss its deadline).
+MAX_SPLIT = 64
 
 
 def compound_halves(first: str, second: str) -> bool:
@@ -510,6 +513,8 @@ def _split_postings(
     terms = inverted.terms
     joined: dict[int, int] = {}
     joined_terms: TermsBySlot = {}
+    if len(word) > MAX_SPLIT:  # no word is two words that long: each cut costs the word
+        return joined, joined_terms
     for cut in range(HALF_MIN, len(word) - 1):
         head, tail = word[:cut], word[cut:]
         if not compound_halves(head, tail):

@@ -207,8 +207,11 @@ def find(
         names.setdefault(prefix, []).append(record)
     lines = changelog_lines(commits, headings)
     by_commit: dict[str, list[ChangelogLine]] = {}
+    by_number: dict[int, list[ChangelogLine]] = {}  # indexed once, not scanned per request
     for line in lines:
         by_commit.setdefault(line.sha, []).append(line)
+        for number in dict.fromkeys(line.numbers):
+            by_number.setdefault(number, []).append(line)
     links = line_links(commits)
     by_sha = {c.sha: c for c in commits}
     reverted = {later.sha: sha for sha, items in links.later.items() for later in items
@@ -222,7 +225,7 @@ def find(
         own_lines = [line for sha in shas for line in by_commit.get(sha, [])]
         if unit.pull_request is not None:  # a line added elsewhere that names this request
             own_lines += [
-                line for line in lines if unit.pull_request in line.numbers and line.sha not in shas
+                line for line in by_number.get(unit.pull_request, []) if line.sha not in shas
             ]
         parts = judge(unit, own_lines, links.blame, now, _reverted_names(unit, reverted, by_sha))
         if not parts:
