@@ -164,10 +164,14 @@ def main_text_with(driver: Any, expected: str, seconds: float = 10) -> str:
     return text()
 
 
-def status_of(url: str, method: str = "GET", host: str | None = None) -> int:
+def status_of(
+    url: str, method: str = "GET", host: str | None = None, headers: dict[str, str] | None = None
+) -> int:
     request = urllib.request.Request(url, method=method, data=b"x" if method == "POST" else None)
     if host is not None:
         request.add_header("Host", host)
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return int(answer.status)
@@ -304,6 +308,21 @@ def test_ids_and_paths_outside_the_store_are_refused(server: Served, browser: An
     assert "not a record id" in by_css(browser, "#error")[0].text
     assert status_of(server.url + "/try?prompt=x&files=..%2F..%2Fetc%2Fpasswd") == 400
     assert status_of(server.url + "/sessions/..%2F..%2Fconfig") == 404
+
+
+def test_requests_another_site_makes_are_refused(server: Served, browser: Any) -> None:
+    # Any page the person visits could make their browser ask for /try (a ranking each time).
+    url = server.url + "/try?prompt=billing+retries"
+    assert status_of(url, headers={"Sec-Fetch-Site": "cross-site"}) == 403
+    assert status_of(url, headers={"Origin": "http://evil.example"}) == 403
+    assert status_of(url, headers={"Sec-Fetch-Site": "same-origin"}) == 200
+    assert status_of(url, headers={"Origin": server.url}) == 200
+    assert status_of(url) == 200  # typed, or followed from a bookmark
+    # The browser itself, following the view's own links, is same-origin.
+    browser.get(server.url + "/")
+    browser.get(url)
+    assert "403" not in by_css(browser, "body")[0].text
+    assert status_of(server.url + "/?page=" + "9" * 5000) == 200  # not a 500
 
 
 def test_it_listens_on_127_0_0_1_only(server: Served) -> None:

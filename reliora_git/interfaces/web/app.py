@@ -67,6 +67,14 @@ class ReadOnlyLocal:
     def __init__(self, app: ASGIApp, port: int) -> None:
         self.app = app
         self.hosts = {f"{HOST}:{port}", f"localhost:{port}", HOST, "localhost"}
+        self.origins = {f"http://{host}" for host in self.hosts}
+
+    def cross_site(self, headers: dict[bytes, bytes]) -> bool:
+        """A browser's request made by another site: Fetch Metadata says ``cross-site``, or an
+        ``Origin`` that is not this view's (a request typed or followed here has neither)."""
+        site = headers.get(b"sec-fetch-site", b"").decode("latin-1").lower()
+        origin = headers.get(b"origin", b"").decode("latin-1").lower()
+        return site == "cross-site" or (bool(origin) and origin not in self.origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -83,6 +91,12 @@ class ReadOnlyLocal:
             )
         elif host not in self.hosts:
             refused = PlainTextResponse("400 Bad Request: unknown host", status_code=400)
+        elif self.cross_site(headers):
+            # Any page the person visits can make the browser ask for /try?prompt=…: each such
+            # request costs a ranking. The browser says where a request comes from.
+            refused = PlainTextResponse(
+                "403 Forbidden: a request from another site", status_code=403
+            )
         if refused is not None:
             refused.headers.update(SECURITY_HEADERS)
             await refused(scope, receive, send)
@@ -142,8 +156,14 @@ def _visible(value: Any) -> str:
     return escape_invisible(str(value))
 
 
+#: The largest page number taken (a 5,000-digit number is not a page).
+MAX_PAGE = 1_000_000
+
+
 def _int(value: str | None, default: int) -> int:
-    return int(value) if value is not None and value.isascii() and value.isdigit() else default
+    if value is None or not value.isascii() or not value.isdigit() or len(value) > 7:
+        return default
+    return min(int(value), MAX_PAGE)
 
 
 def build_app(store: Store, state: Path | None, port: int) -> ASGIApp:
