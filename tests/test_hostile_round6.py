@@ -366,3 +366,29 @@ def test_a_squash_subject_is_read_in_one_pass() -> None:
     assert squash_number("x" + " " * 80_000 + "(#12)") == (12, "x")
     assert squash_number("x" + " " * 80_000) is None
     assert squash_number("Support (#x)") is None and squash_number("(#) ") is None
+
+
+def test_agent_log_writes_out_control_characters_of_a_session_file(
+    store: Store, repo: Path, cli: Cli
+) -> None:
+    folder = repo / ".git" / "reliora" / "sessions"
+    folder.mkdir(parents=True)
+    (folder / "evil").write_text(
+        "push\t2026-12-06T00:00:00Z\tclaude\x1b]0;owned\x07\tUser\x1b[2JPrompt\t42\nfull\tx\n"
+    )
+    for args in (("agent", "log"), ("agent", "log", "evil")):
+        done = cli(*args)
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout, args
+    assert "<U+001B>" in cli("agent", "log", "evil").stdout
+
+
+def test_two_eval_cases_of_one_name_are_found_by_counting(store: Store, cli: Cli) -> None:
+    from reliora_git.operations.evaluation.cases import parse_cases
+    from reliora_git.records.errors import RelioraError
+
+    text = "".join(f'[[case]]\nname = "c{n}"\nprompt = "p"\n' for n in range(3)) + (
+        '[[case]]\nname = "c1"\nprompt = "p"\n'
+    )
+    with pytest.raises(RelioraError, match="two cases are named 'c1'"):
+        parse_cases(text)

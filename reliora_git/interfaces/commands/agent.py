@@ -323,7 +323,7 @@ def log_(
             if not sessions:
                 printer.line("No session was pushed in this clone yet (reliora agent install).")
             for log in sessions:
-                clients = ", ".join(log.clients) or "-"
+                clients = ", ".join(map(_masked, log.clients)) or "-"
                 printer.line(
                     f"{log.modified}  {_masked(log.session)}  {clients}  "
                     f"{len(log.pushes)} push{'es' * (len(log.pushes) != 1)}  {log.total} chars"
@@ -338,7 +338,8 @@ def log_(
             lessons = ", ".join(f"{_masked(i)} ({form})" for i, form in push.lessons)
             what = "the budget line" if push.spent and not lessons else lessons or "-"
             printer.line(
-                f"  {push.time or '-'}  {push.client or '-'}  {push.event or '-'}  "
+                f"  {_masked(push.time or '-')}  {_masked(push.client or '-')}  "
+                f"{_masked(push.event or '-')}  "
                 f"{push.chars} chars  {what}"
             )
         printer.line(f"Total: {found.total} characters in {len(found.pushes)} pushes")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -100,9 +101,9 @@ def parse_cases(text: str, locator: str = EVAL_FILE) -> list[Case]:
     for number, raw in enumerate(raw_cases, 1):
         line = headers[number - 1] if len(headers) == len(raw_cases) else None
         cases.append(_case(raw, number, line, locator))
-    names = [c.name for c in cases if c.name]
+    names = Counter(c.name for c in cases if c.name)  # counted once: not a scan per case
     for case in cases:
-        if case.name and names.count(case.name) > 1:
+        if case.name and names[case.name] > 1:
             raise _error(locator, case.line, f"two cases are named {case.name!r}")
     return cases
 
