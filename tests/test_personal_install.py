@@ -231,3 +231,29 @@ def test_the_user_level_hook_costs_nothing_outside_a_store(
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert not (plain / ".git" / "reliora").exists()  # not even a log: nothing happened
     assert os.listdir(plain) == [".git"]
+
+
+def test_a_committed_claude_link_is_never_written_through(
+    repo: Path, store: Store, home: Path, cli: Cli, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".claude").symlink_to(elsewhere)  # a pull request committed `.claude -> …`
+    done = cli("agent", "install", "--personal", "claude-code")
+    assert done.returncode == 2 and "symbolic link" in done.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_personal_uninstall_keeps_the_exclude_files_bytes_and_removes_its_folder(
+    repo: Path, store: Store, home: Path, cli: Cli
+) -> None:
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_bytes(b"*.log\r\n/build")  # CRLF, and no final newline
+    assert cli("agent", "install", "--personal", "claude-code").returncode == 0
+    assert exclude.read_bytes() == (
+        b"*.log\r\n/build\r\n# reliora agent install --personal\r\n/.claude/settings.local.json\r\n"
+    )
+    assert cli("agent", "uninstall", "--personal").returncode == 0
+    assert exclude.read_bytes() == b"*.log\r\n/build\r\n"  # the person's lines, their endings
+    assert not (repo / ".claude").exists()  # the folder the install made is gone too

@@ -12,6 +12,7 @@ changes nothing, uninstall gives the bytes back. A user-level file that is a sym
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from reliora_git.operations.agents.clients.base import ClientFile
 from reliora_git.operations.agents.install import (
     FileChange,
     FileState,
+    linked_part,
     read_file,
     with_newlines,
     write_file,
@@ -63,11 +65,12 @@ def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
     """What ``action`` ("install" or "uninstall") would do to each personal file."""
     changes = []
     for file in personal_files(root, clients):
-        if not Path(file.path).is_absolute() and (root / file.path).is_symlink():
+        link = None if Path(file.path).is_absolute() else linked_part(root, file.path)
+        if link is not None:  # the file, or a folder on its way (a committed `.claude` link)
             raise RelioraError(
-                "is a symbolic link: replace it with a real file, then run again "
+                "is a symbolic link: replace it with a real file or folder, then run again "
                 "(nothing was written)",
-                path=file.path,
+                path=link,
                 code="invalid_input",
             )
         text = read_file(where(root, file), shown(file))
@@ -90,11 +93,20 @@ def apply(root: Path, changes: Sequence[FileChange], action: str) -> None:
             continue
         if change.after is None:
             path.unlink()
+            if not Path(change.file.path).is_absolute():
+                _remove_if_empty(path.parent, root)  # the `.claude/` the install made
             continue
         write_file(path, change.after, shown(change.file))
     local = [c.file.path for c in changes if not Path(c.file.path).is_absolute()]
     if local:
         _exclude(root, local, keep=action == "install")
+
+
+def _remove_if_empty(folder: Path, root: Path) -> None:
+    """``folder`` (inside ``root``) removed when nothing is left in it."""
+    if folder != root and root in folder.parents:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only ever succeeds on an empty folder
 
 
 def states(root: Path, clients: Sequence[str] = CLIENTS) -> list[FileState]:
@@ -126,25 +138,30 @@ def _exclude(root: Path, paths: Sequence[str], keep: bool) -> None:
         return
     exclude = root / relative
     try:
-        text = exclude.read_text(encoding="utf-8")
+        text = exclude.read_bytes().decode("utf-8")  # not read_text: it would drop the \r
     except FileNotFoundError:
         text = ""
     except (OSError, UnicodeDecodeError) as error:
         raise RelioraError(f"cannot be read: {error}", path=relative, code="os_error") from None
     ours = [f"/{path}" for path in paths]
-    lines = text.splitlines()
+    # The person's lines kept byte for byte: their line endings, and no newline added to the
+    # last one unless a block of ours follows it.
+    newline = "\r\n" if "\r\n" in text else "\n"
     kept: list[str] = []
     skip = False
-    for line in lines:  # drop our block, whatever it held
-        if line == EXCLUDE_MARK:
+    for line in text.splitlines(keepends=True):  # drop our block, whatever it held
+        bare = line.rstrip("\r\n")
+        if bare == EXCLUDE_MARK:
             skip = True
             continue
-        if skip and line in ours:
+        if skip and bare in ours:
             continue
         skip = False
         kept.append(line)
     if keep:
-        kept += [EXCLUDE_MARK, *ours]
-    new = "\n".join(kept) + ("\n" if kept else "")
+        if kept and not kept[-1].endswith(("\n", "\r")):
+            kept[-1] += newline
+        kept += [f"{line}{newline}" for line in (EXCLUDE_MARK, *ours)]
+    new = "".join(kept)
     if new != text:
         write_file(exclude, new.encode("utf-8"), relative)
