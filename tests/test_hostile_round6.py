@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -392,3 +393,90 @@ def test_two_eval_cases_of_one_name_are_found_by_counting(store: Store, cli: Cli
     )
     with pytest.raises(RelioraError, match="two cases are named 'c1'"):
         parse_cases(text)
+
+
+def test_the_log_is_parsed_as_it_streams_one_record_held_at_a_time() -> None:
+    from reliora_git.gitrepo.logparse import MARK, records_of, stream_tokens
+
+    def chunks() -> Iterator[bytes]:
+        for n in range(3):
+            sha = f"{n:040x}"
+            yield f"\x00{MARK}\x00{sha}\x00170000000{n}\x00A\x00subject {n}\x00".encode()
+            yield b"\x00\n:100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\x00f.py\x00"
+        raise RuntimeError("the stream is still open: nothing above may wait for its end")
+
+    seen = []
+    found = records_of(stream_tokens(chunks()), 4, lambda header: True)
+    with pytest.raises(RuntimeError):
+        for header, _ in found:
+            seen.append(header[3])
+    assert seen == ["subject 0", "subject 1"]  # given while the stream went on
+
+
+def test_a_branch_merge_of_many_merges_walks_each_commit_a_bounded_number_of_times() -> None:
+    from reliora_git.gitrepo.patches import Patched
+    from reliora_git.operations.coldstart.sources import units
+
+    reads = 0
+
+    class Counted(Patched):
+        @property
+        def parents(self) -> tuple[str, ...]:
+            nonlocal reads
+            reads += 1
+            return self._parents
+
+        @parents.setter
+        def parents(self, value: tuple[str, ...]) -> None:
+            self._parents = value
+
+    count = 600  # a stable branch whose 600 pull requests are merged into main at once
+    commits: list[Patched] = []
+    base = Counted("0" * 40, (), 1, "a", "base", "")
+    stable = base.sha
+    for n in range(count):
+        fix = Counted(f"{2 * n + 1:040x}", (stable,), 10 + n, "a", f"fix {n}", "")
+        merge = Counted(
+            f"{2 * n + 2:040x}",
+            (stable, fix.sha),
+            10 + n,
+            "a",
+            f"Merge pull request #{n} from x/y",
+            "",
+        )
+        commits += [merge, fix]
+        stable = merge.sha
+    top = Counted("f" * 40, (base.sha, stable), 10_000, "a", "Merge branch 'stable'", "")
+    history = [top, *reversed(commits), base]
+    reads = 0
+    found = units(history)
+    assert sum(unit.pull_request is not None for unit in found) == count
+    assert reads < 40 * len(history)  # before: each merge walked the whole chain below it
+
+
+def test_changelog_lines_are_indexed_once_not_scanned_per_pull_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from reliora_git.gitrepo.patches import Patched
+    from reliora_git.operations.coldstart import ranking, sources
+
+    reads = 0
+
+    class Counted(sources.ChangelogLine):
+        def __getattribute__(self, name: str) -> object:
+            nonlocal reads
+            if name == "numbers":
+                reads += 1
+            return super().__getattribute__(name)
+
+    monkeypatch.setattr(sources, "ChangelogLine", Counted)
+    count = 400  # 400 squash merges, each adding its changelog line
+    commits = []
+    for n in range(count):
+        commit = Patched(f"{n + 1:040x}", (f"{n:040x}",), 100 + n, "a", f"Fix thing {n} (#{n})", "")
+        commit.files = ["src/x.py", "CHANGES.md"]
+        commit.changelog = [("CHANGES.md", f"- Fix thing {n} (#{n})")]
+        commits.append(commit)
+    commits.reverse()
+    ranking.find(commits, frozenset({"src/x.py"}), {}, now=10_000)
+    assert 0 < reads < 10 * count  # before: every request read every line's numbers

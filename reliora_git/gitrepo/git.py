@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -39,6 +39,39 @@ def run(args: Sequence[str], cwd: Path, *, input: bytes | None = None, check: bo
             code="git_failed",
         )
     return done.stdout
+
+
+#: Bytes read from a streamed git at a time.
+STREAM_CHUNK = 1 << 20
+
+
+def stream(args: Sequence[str], cwd: Path) -> Iterator[bytes]:
+    """``git args``' stdout in chunks, as git writes it (a log of hundreds of megabytes is
+    never held whole); a RelioraError when git fails, after its output."""
+    try:
+        process = subprocess.Popen(
+            ["git", *args],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_absolute_git_env(),
+        )
+    except FileNotFoundError:
+        raise RelioraError("git is not installed or not on PATH", code="no_git") from None
+    assert process.stdout is not None and process.stderr is not None
+    with process:
+        while chunk := process.stdout.read(STREAM_CHUNK):
+            yield chunk
+        # git's stderr is small (its messages): read once it has closed its stdout.
+        error = process.stderr.read()
+        code = process.wait()
+    if code != 0:
+        message = error.decode("utf-8", "replace").strip().splitlines()
+        raise RelioraError(
+            f"git {args[0]} failed: {message[-1] if message else 'exit ' + str(code)}",
+            code="git_failed",
+        )
 
 
 def user_name(cwd: Path) -> str | None:

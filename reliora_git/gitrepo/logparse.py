@@ -13,7 +13,7 @@ never raised, and reading goes on at the next mark. Pure: bytes in, records out.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 #: What starts each record (between NULs): not a sha, a time or a path git writes alone.
 MARK = "RELIORA-COMMIT"
@@ -42,12 +42,49 @@ def records(
     """Each record of ``text`` (a ``git log -z`` output with :func:`log_format`) whose
     ``count`` header fields pass ``valid``, and the NUL-separated tokens that follow them up
     to the next record (the raw file lines, or the patch). Linear in the text."""
-    tokens = text.split("\x00")
-    starts = [
-        k for k in range(len(tokens) - count) if tokens[k] == MARK and is_sha(tokens[k + 1])
-    ]
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(tokens)
-        header = tokens[start + 1 : start + 1 + count]
-        if len(header) == count and start + 1 + count <= end and valid(header):
-            yield header, tokens[start + 1 + count : end]
+    return records_of(text.split("\x00"), count, valid)
+
+
+def records_of(
+    tokens: Iterable[str], count: int, valid: Callable[[Sequence[str]], bool]
+) -> Iterator[tuple[Header, Rest]]:
+    """:func:`records` over NUL-separated tokens as they come (a streamed log): a record is
+    given as soon as the next one starts, so only one record is ever held."""
+    current: list[str] | None = None  # the record being read: its header, then the rest
+    waiting_sha = False  # a mark was read: the next token says whether a record starts
+    for token in tokens:
+        if waiting_sha:
+            waiting_sha = False
+            if is_sha(token):
+                if current is not None:
+                    yield from _finished(current, count, valid)
+                current = [token]
+                continue
+            if current is not None:  # a mark that starts nothing is text of the record
+                current.append(MARK)
+        if token == MARK:
+            waiting_sha = True
+            continue
+        if current is not None:
+            current.append(token)
+    if current is not None:
+        yield from _finished(current, count, valid)
+
+
+def _finished(
+    tokens: list[str], count: int, valid: Callable[[Sequence[str]], bool]
+) -> Iterator[tuple[Header, Rest]]:
+    header = tokens[:count]
+    if len(header) == count and valid(header):
+        yield header, tokens[count:]
+
+
+def stream_tokens(chunks: Iterable[bytes], encoding_errors: str = "replace") -> Iterator[str]:
+    """The NUL-separated tokens of a byte stream, each decoded (UTF-8) as it completes."""
+    pending = b""
+    for chunk in chunks:
+        parts = (pending + chunk).split(b"\x00")
+        pending = parts.pop()
+        for part in parts:
+            yield part.decode("utf-8", encoding_errors)
+    yield pending.decode("utf-8", encoding_errors)

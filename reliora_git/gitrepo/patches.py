@@ -11,12 +11,18 @@ pure, linear in the output, and kept apart from the function that runs git.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reliora_git.gitrepo import git
-from reliora_git.gitrepo.logparse import is_sha, is_time, log_format, records
+from reliora_git.gitrepo.logparse import (
+    is_sha,
+    is_time,
+    log_format,
+    records_of,
+    stream_tokens,
+)
 
 #: A commit's fields, framed with NUL (logparse.py): a message or an added line cannot make
 #: a record of a commit that does not exist.
@@ -79,12 +85,14 @@ def _path(raw: str) -> str | None:
     return raw[2:] if raw[:2] in ("a/", "b/") else raw
 
 
-def parse(output: bytes) -> list[Patched]:
-    """The commits of ``git log -z -p --unified=0 --format=<_FORMAT>`` output, in its order;
-    a record whose fields do not validate is skipped (logparse.py)."""
+def parse(output: bytes | Iterable[bytes]) -> list[Patched]:
+    """The commits of ``git log -z -p --unified=0 --format=<_FORMAT>`` output (whole, or as
+    chunks as git writes them), in its order; a record whose fields do not validate is
+    skipped (logparse.py). Streamed, only one commit's patch text is held at a time."""
     commits: list[Patched] = []
-    text = output.decode("utf-8", "replace")
-    for (sha, parents, time, author, subject, body), rest in records(text, 6, _valid):
+    chunks = [output] if isinstance(output, bytes) else output
+    tokens = stream_tokens(chunks)
+    for (sha, parents, time, author, subject, body), rest in records_of(tokens, 6, _valid):
         commit = Patched(sha, tuple(parents.split()), int(time), author, subject, body.strip())
         _read_patch(commit, "".join(rest).splitlines())
         commits.append(commit)
@@ -142,7 +150,7 @@ def log(cwd: Path, since: str | None = None, rev: str = "HEAD") -> list[Patched]
     if since:
         args.append(f"--since={since}")
     args += ["--end-of-options", rev, "--"]
-    found = parse(git.run(args, cwd))
+    found = parse(git.stream(args, cwd))
     from reliora_git.gitrepo.commits import shallow_boundary
 
     boundary = shallow_boundary(cwd) if found else frozenset()
