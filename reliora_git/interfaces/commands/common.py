@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -141,3 +142,21 @@ def store_or_repository(repo: Path | None) -> Store:
         if top is None:
             raise
         return Store(top)
+
+
+def optional_value(
+    args: Sequence[str], option: str, placeholder: str, takes: Callable[[str], bool]
+) -> list[str]:
+    """``args`` with ``placeholder`` put after each ``option`` that is not followed by a value
+    ``takes`` accepts: Typer gives an option an optional value in no other way (``--ask`` and
+    ``--ask 5``, ``record --from-commit X --json``)."""
+    given: list[str] = []
+    for position, arg in enumerate(args):
+        if arg == "--":
+            given += list(args[position:])
+            break
+        given.append(arg)
+        after = args[position + 1] if position + 1 < len(args) else None
+        if arg == option and (after is None or not takes(after)):
+            given.append(placeholder)
+    return given

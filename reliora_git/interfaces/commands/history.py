@@ -10,6 +10,7 @@ from typer.core import TyperCommand
 from reliora_git.interfaces.commands.common import (
     JsonFlag,
     RepoOption,
+    optional_value,
     reporting,
     store_or_repository,
 )
@@ -30,16 +31,9 @@ class HistoryCommand(TyperCommand):
     """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        given: list[str] = []
-        for position, arg in enumerate(args):
-            if arg == "--":
-                given += args[position:]
-                break
-            given.append(arg)
-            after = args[position + 1] if position + 1 < len(args) else None
-            if arg == "--ask" and (after is None or not after.isdigit()):
-                given.append(ASK_DEFAULT)
-        return list(super().parse_args(ctx, given))
+        return list(
+            super().parse_args(ctx, optional_value(args, "--ask", ASK_DEFAULT, str.isdigit))
+        )
 
 
 def history(

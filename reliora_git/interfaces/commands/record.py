@@ -13,7 +13,12 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from reliora_git.interfaces.commands.common import AllFlag, RepoOption, reporting
+from reliora_git.interfaces.commands.common import (
+    AllFlag,
+    RepoOption,
+    optional_value,
+    reporting,
+)
 from reliora_git.interfaces.commands.guard import (
     AllowExistingFlag,
     BlockFlag,
@@ -47,16 +52,13 @@ class RecordCommand(TyperCommand):
     """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        given: list[str] = []
-        for position, arg in enumerate(args):
-            if arg == "--":
-                given += args[position:]
-                break
-            given.append(arg)
-            after = args[position + 1] if position + 1 < len(args) else None
-            if arg == "--json" and (after is None or (after.startswith("-") and after != "-")):
-                given.append(DRAFT_FLAG)
+        given = optional_value(args, "--json", DRAFT_FLAG, _json_value)
         return list(super().parse_args(ctx, given))
+
+
+def _json_value(arg: str) -> bool:
+    """What ``--json`` takes as its value: '-', or anything that is not another option."""
+    return arg == "-" or not arg.startswith("-")
 
 
 def record(
