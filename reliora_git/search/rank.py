@@ -105,7 +105,8 @@ FIELD_SEPARATOR = "\t"
 def search_part(text: str) -> str:
     """The nine §5 field strings of a record's joined text (IndexedRecord.text), without the
     asked-as field that only the task ranking reads: what search matches, phrase included."""
-    return text[: text.rfind(FIELD_SEPARATOR)]
+    cut = text.rfind(FIELD_SEPARATOR)
+    return text[:cut] if cut != -1 else text  # a doc kept without its text: ''
 
 
 class IndexedRecord(NamedTuple):
