@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,8 +46,21 @@ class Entry:
     boundary: bool = False
     #: The names of the tests it added (``test_refund_rounds_half_up``, ``it('retries once')``).
     tests: list[str] = field(default_factory=list)
-    #: What the agent writes the lesson from (evidence.py).
-    evidence: Evidence | None = None
+    #: How its evidence is made (evidence.py), when it is asked for: most entries are never
+    #: shown, and the evidence of every entry of a whole history cost an eighth of the run.
+    evidence_maker: Callable[[], Evidence] | None = field(default=None, repr=False, compare=False)
+    made: Evidence | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def evidence(self) -> Evidence | None:
+        """What the agent writes the lesson from (None for an entry without commits)."""
+        if self.made is None and self.evidence_maker is not None:
+            self.made = self.evidence_maker()
+        return self.made
+
+    @evidence.setter
+    def evidence(self, value: Evidence | None) -> None:
+        self.made = value
 
     @property
     def score(self) -> float:

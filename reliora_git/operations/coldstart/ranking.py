@@ -10,6 +10,7 @@ by the command. Every entry's score is the sum of its parts, each named in ``why
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -472,6 +473,8 @@ def _entry(
         records,
         unit.head.boundary,
         list(dict.fromkeys(tests))[:5],
-        evidence_of(members, unit.pr_body, [line.text for line in lines],
-                    later_of(shas, later or {})),
+        evidence_maker=functools.partial(
+            evidence_of, members, unit.pr_body, [line.text for line in lines],
+            later_of(shas, later or {}),
+        ),
     )  # fmt: skip

@@ -8,6 +8,7 @@ Every pattern is one alternation of fixed words: linear in the text.
 
 from __future__ import annotations
 
+import functools
 import re
 
 DAY = 24 * 3600
@@ -160,7 +161,10 @@ TEST_NAME = re.compile(
 FIX_HEADING = re.compile(r"\b(?:fix|fixes|fixed|bug|bugs|bugfix(?:es)?|security|patch)\b", re.I)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def is_code(path: str) -> bool:
+    """A file of code, not a test, doc, changelog, lock file or CI file (asked of the same
+    paths for every commit that touches them: kept)."""
     return not NOT_CODE.search(path) and not TEST.search(path)
 
 
