@@ -480,3 +480,26 @@ def test_changelog_lines_are_indexed_once_not_scanned_per_pull_request(
     commits.reverse()
     ranking.find(commits, frozenset({"src/x.py"}), {}, now=10_000)
     assert 0 < reads < 10 * count  # before: every request read every line's numbers
+
+
+def test_uninstall_puts_back_a_settings_file_that_held_only_empty_containers(
+    store: Store, repo: Path, cli: Cli
+) -> None:
+    (repo / ".mcp.json").write_text('{"mcpServers": {}}\n')
+    (repo / "CLAUDE.md").write_text("# Notes\n\nOurs.")  # no final newline
+    git(repo, "add", ".mcp.json", "CLAUDE.md")
+    git(repo, "commit", "-q", "-m", "a project's own files")
+    assert cli("agent", "install", "claude-code").returncode == 0
+    assert "reliora" in (repo / ".mcp.json").read_text()
+    assert cli("agent", "uninstall", "claude-code").returncode == 0
+    assert (repo / ".mcp.json").read_text() == '{"mcpServers": {}}\n'  # not deleted: `D` before
+    assert (repo / "CLAUDE.md").read_bytes() == b"# Notes\n\nOurs."
+    status = git(repo, "status", "--porcelain", "--", ".mcp.json", "CLAUDE.md")
+    assert status == ""
+    # Edited since the install: only our entries are taken out, the person's edit stays.
+    assert cli("agent", "install", "claude-code").returncode == 0
+    with (repo / "CLAUDE.md").open("a") as handle:
+        handle.write("\nMore of ours.\n")
+    assert cli("agent", "uninstall", "claude-code").returncode == 0
+    text = (repo / "CLAUDE.md").read_text()
+    assert "More of ours." in text and "reliora" not in text.lower()

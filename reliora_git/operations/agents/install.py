@@ -64,6 +64,10 @@ class FileChange:
     after: bytes | None
     #: "add" when install added the file's noted item, "drop" when uninstall took it out.
     note: str | None = None
+    #: Install: the file as it was and as install left it, to note (ORIGINAL); uninstall:
+    #: True when that note is done with.
+    original: tuple[str, str] | None = None
+    forget_original: bool = False
 
     @property
     def action(self) -> str:
@@ -103,6 +107,10 @@ def with_newlines(
 
 
 NOTES_FILE = "agent-notes.json"
+#: The notes' key of a file install changed: [the file before, the file as install left it].
+#: Uninstall puts the first back when the file is still the second: byte for byte, the
+#: containers install emptied included (a tracked `{"mcpServers": {}}` is not deleted).
+ORIGINAL = "original:"
 
 
 def notes_path(root: Path) -> Path | None:
@@ -139,7 +147,8 @@ def _write_notes(root: Path, changes: Sequence[FileChange]) -> None:
     import json
 
     noted = [change for change in changes if change.note and change.file.noted]
-    path = notes_path(root) if noted else None
+    originals = [c for c in changes if c.original is not None or c.forget_original]
+    path = notes_path(root) if noted or originals else None
     if path is None:
         return
     notes = read_notes(root)
@@ -148,6 +157,9 @@ def _write_notes(root: Path, changes: Sequence[FileChange]) -> None:
         setting = change.file.noted.setting
         held = [s for s in notes.get(change.file.path, []) if s != setting]
         notes[change.file.path] = [*held, setting] if change.note == "add" else held
+    for change in originals:
+        key = ORIGINAL + change.file.path
+        notes[key] = list(change.original) if change.original is not None else []
     notes = {key: value for key, value in notes.items() if value}
     write_file(path, (json.dumps(notes, indent=2, sort_keys=True) + "\n").encode(), NOTES_FILE)
 
@@ -159,7 +171,7 @@ def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
     leaves it alone while a client that is not being removed still has its entries there.
     """
     keep: set[str] = set()
-    notes = read_notes(root) if any(f.noted for f in client_files(clients)) else {}
+    notes = read_notes(root)
     if action == "uninstall":
         others = [c for c in installed_clients(root) if c not in clients]
         keep = {file.path for file in client_files(others)}
@@ -179,6 +191,12 @@ def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
                 code="invalid_input",
             )
         text = read_file(root / file.path, file.path)
+        before_install = notes.get(ORIGINAL + file.path)
+        if action == "uninstall" and before_install and len(before_install) == 2:
+            was, left = before_install
+            if text == left:  # as install left it: put back exactly what it was
+                changes.append(_restored(file, text, was))
+                continue
         edit = file.install if action == "install" else file.uninstall
         noted = file.noted is not None and file.noted.setting in notes.get(file.path, [])
         if action == "uninstall" and file.noted is not None and not noted:
@@ -192,8 +210,19 @@ def plan(root: Path, clients: Sequence[str], action: str) -> list[FileChange]:
             note = "drop"
         before_bytes = None if text is None else text.encode("utf-8")
         after_bytes = None if after is None else after.encode("utf-8")
-        changes.append(FileChange(file, before_bytes, after_bytes, note))
+        original = None
+        if action == "install" and text is not None and after is not None and after != text:
+            first = before_install[0] if before_install else text  # the file before any install
+            original = (first, after)
+        forget = action == "uninstall" and bool(before_install)
+        changes.append(FileChange(file, before_bytes, after_bytes, note, original, forget))
     return changes
+
+
+def _restored(file: ClientFile, text: str | None, before: str) -> FileChange:
+    """The uninstall of a file still as install left it: exactly what it was before."""
+    current = None if text is None else text.encode("utf-8")
+    return FileChange(file, current, before.encode("utf-8"), forget_original=True)
 
 
 def apply(root: Path, changes: Sequence[FileChange]) -> None:
