@@ -125,7 +125,7 @@ def entry_json(entry: Entry) -> dict[str, Any]:
         "commits": entry.commits,
         "pullRequest": entry.pull_request,
         "title": cleaned(entry.title),
-        "why": [part.to_json() for part in entry.parts],
+        "why": cleaned([part.to_json() for part in entry.parts]),
         "score": round(entry.score, 3),
         "files": entry.files,
         "gone": entry.gone,
