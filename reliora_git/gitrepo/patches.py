@@ -1,9 +1,8 @@
 """Commits with what their diffs say, from one ``git log -p`` (for ``history``, SPEC.md §16).
 
 One ``git log -p --unified=0`` over the range gives, for each commit, its message, its parents
-and, from its patch: the files it changed, the functions its hunks are in (git's hunk
-headers: ``@@ -12,3 +12,4 @@ def unsign(self, value):``), the lines it removed and added
-(bounded per commit), and the lines it added to a changelog. Merges come without a patch
+and, from its patch: the files it changed, the lines it removed and added, in order and
+apart (bounded per commit), and the lines it added to a changelog. Merges come without a patch
 (their pull request is read from their message and parents). The parser (:func:`parse`) is
 pure, linear in the output, and kept apart from the function that runs git.
 """
@@ -27,7 +26,6 @@ from reliora_git.gitrepo.logparse import (
 #: A commit's fields, framed with NUL (logparse.py): a message or an added line cannot make
 #: a record of a commit that does not exist.
 _FORMAT = log_format("%H", "%P", "%at", "%an", "%s", "%b")
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)$")
 #: Files whose added lines are changelog entries.
 CHANGELOG = re.compile(
     r"(?:^|/)(?:CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE[-_ ]?NOTES)(?:\.\w+)?$", re.IGNORECASE
@@ -50,8 +48,6 @@ class Patched:
     subject: str
     body: str
     files: list[str] = field(default_factory=list)
-    #: (file, function) of each hunk whose header names one, in order, once each.
-    functions: list[tuple[str, str]] = field(default_factory=list)
     #: (file, line) removed and added, at most MAX_LINES each.
     removed: list[tuple[str, str]] = field(default_factory=list)
     added: list[tuple[str, str]] = field(default_factory=list)
@@ -106,7 +102,6 @@ def _valid(header: Sequence[str]) -> bool:
 def _read_patch(commit: Patched, lines: list[str]) -> None:
     current = ""
     seen_files: set[str] = set()
-    seen_functions: set[tuple[str, str]] = set()
     old = ""
     for line in lines:
         if line.startswith("--- "):
@@ -119,11 +114,6 @@ def _read_patch(commit: Patched, lines: list[str]) -> None:
                 commit.files.append(current)
             continue
         if line.startswith("@@"):
-            match = _HUNK.match(line)
-            function = match.group(1).strip() if match else ""
-            if function and current and (current, function) not in seen_functions:
-                seen_functions.add((current, function))
-                commit.functions.append((current, function[:120]))
             continue
         if not current or line[:1] not in "+-" or line.startswith(("+++", "---")):
             continue
@@ -156,7 +146,7 @@ def log(cwd: Path, since: str | None = None, rev: str = "HEAD") -> list[Patched]
     boundary = shallow_boundary(cwd) if found else frozenset()
     for commit in found:
         if commit.sha in boundary:  # its parents are not here: its patch is the whole tree
-            commit.files, commit.functions, commit.removed, commit.added = [], [], [], []
+            commit.files, commit.removed, commit.added = [], [], []
             commit.diff = []
             commit.changelog, commit.boundary = [], True
     return found

@@ -85,7 +85,7 @@ def history_ask(
         "total": len(open_entries),
         "recorded": len(found.entries) - len(open_entries),
         "task": text,
-        "entries": [entry_json(entry) for entry in chosen],
+        "entries": [entry_json(e, draft) for e, draft in zip(chosen, drafts, strict=True)],
     }
     return text, document
 
@@ -114,7 +114,7 @@ def entry_draft(entry: Entry) -> dict[str, Any]:
     return {name: cleaned(data[name]) for name in DRAFT_SHAPE if data.get(name)}
 
 
-def entry_json(entry: Entry) -> dict[str, Any]:
+def entry_json(entry: Entry, draft: dict[str, Any] | None = None) -> dict[str, Any]:
     """An entry as ``history --json`` gives it: its draft and evidence cleaned as every text
     of the cold start is before it is shown (coldstart/ask.py ``shown``: secrets masked,
     invisible characters removed, wrapper tags and turn markers neutralised)."""
@@ -132,7 +132,7 @@ def entry_json(entry: Entry) -> dict[str, Any]:
         "date": _date(entry.time),
         "recordedIn": entry.records,
         "evidence": cleaned(evidence),
-        "draft": entry_draft(entry),
+        "draft": entry_draft(entry) if draft is None else draft,
     }
 
 

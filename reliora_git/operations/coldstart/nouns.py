@@ -32,11 +32,10 @@ class Entry:
     files: list[str]
     parts: list[Part] = field(default_factory=list)
     pull_request: int | None = None
-    #: What the repository says about it, for the draft: messages, pull-request body,
-    #: changelog lines, and the functions its hunks are in.
+    #: What the repository says about it, for the draft: its title, the pull request's body,
+    #: each commit's message.
     texts: list[str] = field(default_factory=list)
     changelog: list[str] = field(default_factory=list)
-    functions: list[tuple[str, str]] = field(default_factory=list)
     #: Files of ``files`` that exist at HEAD.
     present: list[str] = field(default_factory=list)
     #: All its code files are gone from HEAD (listed only with --all).

@@ -446,7 +446,6 @@ def _entry(
     code = [f for f in files if is_code(f)]
     present = [f for f in files if f in head_files]
     texts = [unit.title, unit.pr_body, *(m.subject + "\n\n" + m.body for m in members)]
-    functions = list(dict.fromkeys(fn for m in members for fn in m.functions))
     tests = []
     for member in members:
         for file, line in member.added:
@@ -467,7 +466,6 @@ def _entry(
         unit.pull_request,
         [t for t in texts if t.strip()],
         [line.text for line in lines],
-        functions,
         present,
         bool(code) and not any(f in head_files for f in code),
         records,
