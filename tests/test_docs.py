@@ -98,7 +98,7 @@ def test_no_mcp_text_cites_the_specification(tmp_path: Path) -> None:
 
     server = build_server(tmp_path)
     tools = asyncio.run(server.list_tools())
-    assert {"search", "brief", "record"} <= {tool.name for tool in tools}
+    assert {"show", "brief", "record"} <= {tool.name for tool in tools}
     shown = [server.instructions or ""] + [
         json.dumps(tool.model_dump(mode="json"), ensure_ascii=False) for tool in tools
     ]

@@ -236,19 +236,39 @@ def test_no_page_or_message_promises_an_unpublished_package() -> None:
 
 
 def test_the_hints_name_what_works_today(repo: Path) -> None:
-    """The messages that say what to install: the `mcp` and `org` extras, reliora on PATH."""
-    from reliora_git.interfaces.commands.serving import INSTALL_HINT
+    """The messages that say what to install: the `mcp` and `org` extras, reliora on PATH.
 
-    assert "pipx install --force '.[mcp]'" in INSTALL_HINT and "clone" in INSTALL_HINT
+    Each names every extra installed already (the test extras bring all three): a hint that
+    named one extra alone made the person's next `pipx install --force` drop the others."""
+    from reliora_git.interfaces.commands.serving import install_hint
+
+    hint = install_hint()
+    assert "pipx install --force '.[mcp,org,web]'" in hint and "clone" in hint
     env = {**os.environ, "PATH": "/usr/bin:/bin"}  # git, but no reliora on it
     done = subprocess.run(
         [str(Path(sys.executable).with_name("reliora")), "agent", "status"],
         cwd=repo, capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "in a clone of reliora-git: pipx install '.[mcp]'" in done.stdout
+    assert "in a clone of reliora-git: pipx install '.[mcp,org,web]'" in done.stdout
     steps = subprocess.run(
         [str(Path(sys.executable).with_name("reliora")), "agent", "install", "codex"],
         cwd=repo, capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     assert "Put `reliora` on PATH for the agent (in a clone of reliora-git" in steps.stdout
+
+
+def test_a_hint_keeps_the_extras_installed_and_adds_the_one_needed() -> None:
+    """Without the org extra (its module hidden), the web hint names mcp and web only."""
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "from reliora_git.extras import install_command\n"
+        "print(install_command('web')); print(install_command('org', force=False))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines() == [
+        "pipx install --force '.[mcp,web]'",
+        "pipx install '.[mcp,org,web]'",
+    ]

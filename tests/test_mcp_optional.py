@@ -32,6 +32,6 @@ def test_without_the_sdk_the_command_says_what_to_install(repo: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stdout == ""
-    assert "pipx install --force '.[mcp]'" in done.stderr  # what works: no package index name
+    assert "pipx install --force '.[mcp,org,web]'" in done.stderr  # every extra, no index name
     assert len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr

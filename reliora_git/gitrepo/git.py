@@ -74,6 +74,28 @@ def stream(args: Sequence[str], cwd: Path) -> Iterator[bytes]:
         )
 
 
+def succeeds(args: Sequence[str], cwd: Path) -> bool:
+    """Whether ``git args`` exits 0 (a question git answers with its exit code)."""
+    try:
+        run(args, cwd)
+    except RelioraError as error:
+        if error.code == "no_git":
+            raise
+        return False
+    return True
+
+
+def store_in_git(top: Path) -> bool:
+    """Whether the store at ``top`` goes to git like code: not ignored, and committed or staged.
+
+    A personal store (``init --personal`` lists it in .git/info/exclude; or it was simply
+    never added) is the person's own.
+    """
+    if succeeds(["check-ignore", "-q", ".reliora/"], top):
+        return False
+    return succeeds(["ls-files", "--error-unmatch", "--", ".reliora/"], top)
+
+
 def user_name(cwd: Path) -> str | None:
     """``user.name`` from git config, or None outside git or when unset."""
     try:

@@ -1,11 +1,15 @@
-"""The MCP server behind ``reliora mcp``: the Python API as seven tools over stdio.
+"""The MCP server behind ``reliora mcp``: the Python API as tools over stdio.
 
-Imported only by ``reliora mcp`` (the ``mcp`` SDK is an optional extra). Every tool
-answers with the same JSON documents as the CLI's ``--json`` output (SPEC.md §7),
-both as structured content and as JSON text for clients that only show text.
-A RelioraError or an OS error becomes a tool error result (``isError``) carrying
-the CLI's ``{"error": …}`` document, so the model can read it and correct itself;
-nothing a tool raises stops the server.
+Imported only by ``reliora mcp`` (the ``mcp`` SDK is an optional extra). The tools and
+their arguments are in mcp_tools.py, their work in mcp_work.py: every tool answers with
+the same JSON documents as the CLI's ``--json`` output (SPEC.md §7), both as structured
+content and as JSON text for clients that only show text. A RelioraError or an OS error
+becomes a tool error result (``isError``) carrying the CLI's ``{"error": …}`` document,
+so the model can read it and correct itself; nothing a tool raises stops the server.
+
+Off means off: with an off switch in force (RELIORA_AGENT=off, ``git config reliora.agent
+off``, ``agent = "off"`` in config.toml) the server lists no tools, so a session pays
+nothing for it (SPEC.md §14.3).
 
 The store is found again on every call: an agent may run ``reliora init`` (or
 switch branches) while the server is running. Its index stays in memory between
@@ -28,57 +32,31 @@ import difflib
 import functools
 import importlib
 import inspect
-import json
+import os
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult
 from mcp.types import Tool as MCPTool
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from reliora_git import __version__
 from reliora_git.interfaces import mcp_help
 from reliora_git.interfaces.mcp_wire import SERVER_NAME, Start, exit_now
-from reliora_git.records.errors import RelioraError, from_os_error
+from reliora_git.interfaces.mcp_work import error_result
+from reliora_git.records.errors import RelioraError
 from reliora_git.records.stopping import WorkStopped, stopped_by
 
 if TYPE_CHECKING:
-    from reliora_git.storage.index import LiveIndex, StoreIndex
-    from reliora_git.storage.store import Store
-
-Document = dict[str, Any]
-# Literal types so the input schemas list the allowed values (tests keep them equal to model's).
-Level = Literal["strong", "moderate", "weak"]
-Outcome = Literal["success", "partial", "failure", "not-applicable", "outdated"]
-Confidence = Literal["low", "medium", "high"]
-
-
-@dataclass
-class Reply:
-    """A tool's JSON document, and notes for the model that are not part of it."""
-
-    document: Document
-    #: e.g. record files search had to skip (the CLI names them on stderr).
-    notes: list[str] = field(default_factory=list)
-
-
-# Hints for clients that ask before running tools: reading is safe, writing only adds files.
-READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-#: Rewrites one file in place (nothing else is lost: the old text is in git).
-CHANGES = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
-
+    from reliora_git.storage.index import LiveIndex
 
 #: What the tools' work imports (see _Server.live_index).
 TOOL_MODULES = (
@@ -98,7 +76,7 @@ TOOL_MODULES = (
 STOP_GRACE_SECONDS = 10.0
 
 
-def serve(repo: Path | None = None, start: Start | None = None) -> None:
+def serve(repo: Path | None = None, start: Start | None = None, all_tools: bool = False) -> None:
     """Run the server on the client's pipes until it closes stdin, then exit.
 
     ``start`` is what the fast start did (commands/serving.py): the wire taken, the
@@ -112,7 +90,7 @@ def serve(repo: Path | None = None, start: Start | None = None) -> None:
     start = start or Start.take()
     calls = Calls()
     start.stopper.before_exit = functools.partial(calls.stop, STOP_GRACE_SECONDS)
-    server = build_server(repo, calls)
+    server = build_server(repo, calls, all_tools)
     anyio.run(server.serve_wire, start)
     # The client has gone. Once the calls have ended (or after the grace, if one is
     # stuck where it cannot look) there is nothing left to do: exit without waiting
@@ -220,8 +198,10 @@ class _Server(MCPServer):
     ``@server.tool`` function with camelCase parameters.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, repo: Path | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        #: ``--repo``: where the off switches of the clone and the store are looked up.
+        self.repo = repo
         #: Tool name → its arguments' names, in the order of its parameters.
         self.argument_names: dict[str, tuple[str, ...]] = {}
         #: The store index kept between calls, made by the first call (:meth:`live_index`).
@@ -263,9 +243,13 @@ class _Server(MCPServer):
         self.argument_names[name or fn.__name__] = tuple(inspect.signature(fn).parameters)
 
     async def list_tools(self) -> list[MCPTool]:
+        from reliora_git.interfaces.mcp_tools import UNLISTED, lean_schema
+
+        if switched_off(self.repo):
+            return []
         tools = await super().list_tools()
         for tool in tools:
-            tool.input_schema["additionalProperties"] = False
+            tool.input_schema = lean_schema(tool.input_schema, UNLISTED.get(tool.name, frozenset()))
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -329,8 +313,38 @@ def bad_arguments_message(tool: str, error: ValidationError) -> str:
     return f"{tool}: the argument {where!r} is wrong: {first.get('msg', 'invalid value')}"
 
 
-def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Server:
-    """The server with its tools; ``repo`` is ``--repo`` (else RELIORA_REPO, else cwd)."""
+def switched_off(repo: Path | None) -> bool:
+    """Whether an off switch is in force for the session, the clone or the store."""
+    from reliora_git.operations.agents.switches import is_off, personal_switch
+
+    if is_off(os.environ.get("RELIORA_AGENT")):
+        return True  # read first: it costs nothing
+    from reliora_git.gitrepo import git
+    from reliora_git.storage.config import load_config
+    from reliora_git.storage.store import find_store
+
+    try:
+        store = find_store(repo)
+    except RelioraError:
+        start = repo or (Path(os.environ["RELIORA_REPO"]) if "RELIORA_REPO" in os.environ else None)
+        return personal_switch(git.toplevel(start or Path.cwd())) is not None
+    if personal_switch(store.root) is not None:
+        return True
+    try:
+        return is_off(load_config(store).agent)
+    except RelioraError:
+        return False  # a broken config.toml is reported by the tools' calls, not here
+
+
+def build_server(
+    repo: Path | None = None, calls: Calls | None = None, all_tools: bool = False
+) -> _Server:
+    """The server with its tools; ``repo`` is ``--repo`` (else RELIORA_REPO, else cwd).
+
+    ``all_tools``: every tool (``reliora mcp --all-tools``), not only an agent's loop.
+    """
+    from reliora_git.interfaces.mcp_tools import register
+
     # log_level: the SDK logs every anticipated tool error at INFO on stderr, which
     # clients show as noise; the agent already gets the error in the result.
     server = _Server(
@@ -338,495 +352,7 @@ def build_server(repo: Path | None = None, calls: Calls | None = None) -> _Serve
         instructions=mcp_help.INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
+        repo=repo,
     )
-
-    running = calls or Calls()
-
-    def indexed(work: Callable[[Store, StoreIndex], Reply]) -> Callable[[], Reply]:
-        """``work`` on the store and its index, kept in memory between calls."""
-        live = server.live_index()
-
-        def run() -> Reply:
-            from reliora_git.storage.store import find_store
-
-            found = find_store(repo)
-            with live.open(found) as index:
-                return work(found, index)
-
-        return run
-
-    # Every tool's parameters are its arguments, named as the JSON documents name fields
-    # (SPEC §7, as `reliora record --json -` reads them): camelCase; _Server accepts the
-    # snake_case spelling too and refuses anything else.
-    @server.tool(name="search", description=mcp_help.SEARCH, annotations=READS)
-    async def search(
-        query: Annotated[
-            str,
-            Field(
-                description="The task's words, e.g. 'flaky pytest timeouts'.",
-                examples=["flaky pytest timeouts", "postgres index performance"],
-            ),
-        ],
-        projectContext: Annotated[
-            str | None,
-            Field(
-                description="Project words, e.g. 'python cli': keeps only records whose "
-                "project context, tags or applicability match one of them."
-            ),
-        ] = None,
-        limit: Annotated[
-            int | None, Field(ge=1, description="Results to return (default 10; total counts all).")
-        ] = None,
-        minLevel: Annotated[Level | None, Field(description="Lowest level returned.")] = None,
-        includeRetired: Annotated[
-            bool, Field(description="Also return retired and superseded records.")
-        ] = False,
-    ) -> CallToolResult:
-        return await running.run(
-            lambda: answer(
-                indexed(
-                    lambda s, index: search_tool(
-                        s, query, projectContext, limit, minLevel, includeRetired, index
-                    )
-                )
-            )
-        )
-
-    @server.tool(name="show", description=mcp_help.SHOW, annotations=READS)
-    async def show(
-        id: Annotated[
-            str,
-            Field(
-                description="An experience id, or a unique prefix of one.",
-                examples=["flaky-pytest-timeouts-3f9a1c", "flaky-pytest"],
-            ),
-        ],
-    ) -> CallToolResult:
-        return await running.run(lambda: answer(indexed(lambda s, index: show_tool(s, id, index))))
-
-    @server.tool(name="record", description=mcp_help.RECORD, annotations=ADDS)
-    async def record(
-        title: Annotated[str, Field(description="One line naming the lesson.")],
-        solution: Annotated[str, Field(description="What worked, concretely.")],
-        task: Annotated[str, Field(description="What you were trying to do.")] = "",
-        problems: Annotated[
-            list[str] | None, Field(description="The problems you hit, one per item.")
-        ] = None,
-        whyItWorked: Annotated[str, Field(description="Why the solution works.")] = "",
-        failedAttempts: Annotated[
-            list[str] | None, Field(description="What you tried that did not work, and why.")
-        ] = None,
-        warnings: Annotated[
-            list[str] | None, Field(description="Traps and caveats for the next reader.")
-        ] = None,
-        applicability: Annotated[
-            str, Field(description="Where this holds, and where it does not.")
-        ] = "",
-        verification: Annotated[str, Field(description="How you checked that it works.")] = "",
-        askedAs: Annotated[list[str] | None, Field(description=mcp_help.ASKED_AS_HELP)] = None,
-        projectContext: Annotated[
-            str, Field(description="Project words, e.g. 'python cli typer'.")
-        ] = "",
-        tags: Annotated[list[str] | None, Field(description="Short tags, e.g. 'pytest'.")] = None,
-        confidence: Annotated[Confidence | None, Field(description="How sure you are.")] = None,
-        supersedes: Annotated[
-            list[str] | None, Field(description="Ids of records this one replaces.")
-        ] = None,
-        paths: Annotated[
-            list[str] | None, Field(description="Repository paths the lesson is about.")
-        ] = None,
-        guards: Annotated[
-            list[dict[str, Any]] | None, Field(description=GUARDS_HELP, examples=[GUARD_EXAMPLE])
-        ] = None,
-        allowExisting: Annotated[
-            bool,
-            Field(
-                description="Save a guard although it already matches the code (the record "
-                "keeps existing: allowed; check and review then warn, never fail)."
-            ),
-        ] = False,
-    ) -> CallToolResult:
-        fields = {
-            "title": title,
-            "task": task,
-            "problems": problems,
-            "solution": solution,
-            "whyItWorked": whyItWorked,
-            "failedAttempts": failedAttempts,
-            "warnings": warnings,
-            "applicability": applicability,
-            "verification": verification,
-            "askedAs": askedAs,
-            "projectContext": projectContext,
-            "tags": tags,
-            "confidence": confidence,
-            "supersedes": supersedes,
-            "paths": paths,
-            "guards": guards,
-        }
-        return await running.run(
-            lambda: answer(indexed(lambda s, index: record_tool(s, fields, index, allowExisting)))
-        )
-
-    @server.tool(name="about", description=mcp_help.ABOUT, annotations=READS)
-    async def about(
-        paths: Annotated[
-            list[str],
-            Field(
-                description="Files or folders, relative to the repository root.",
-                examples=[["src/billing/retry.py"], ["src/billing/"]],
-            ),
-        ],
-        includeRetired: Annotated[
-            bool, Field(description="List retired and superseded records too (marked).")
-        ] = False,
-    ) -> CallToolResult:
-        return await running.run(
-            lambda: answer(indexed(lambda s, index: about_tool(s, paths, index, includeRetired)))
-        )
-
-    @server.tool(name="update", description=mcp_help.UPDATE, annotations=CHANGES)
-    async def update(
-        id: Annotated[str, Field(description="The experience to refine (id or unique prefix).")],
-        title: Annotated[str | None, Field(description="New title.")] = None,
-        task: Annotated[str | None, Field(description="New task.")] = None,
-        solution: Annotated[str | None, Field(description="New solution.")] = None,
-        whyItWorked: Annotated[str | None, Field(description="New 'why it worked'.")] = None,
-        applicability: Annotated[str | None, Field(description="New applicability.")] = None,
-        verification: Annotated[str | None, Field(description="New verification.")] = None,
-        projectContext: Annotated[str | None, Field(description="New project words.")] = None,
-        confidence: Annotated[Confidence | None, Field(description="How sure you are.")] = None,
-        tags: Annotated[list[str] | None, Field(description="The tags (replace all).")] = None,
-        paths: Annotated[list[str] | None, Field(description="Code paths (replace all).")] = None,
-        addProblems: Annotated[list[str] | None, Field(description="Problems to add.")] = None,
-        addFailedAttempts: Annotated[
-            list[str] | None, Field(description="Failed attempts to add.")
-        ] = None,
-        addWarnings: Annotated[list[str] | None, Field(description="Warnings to add.")] = None,
-        addAskedAs: Annotated[
-            list[str] | None, Field(description="Asked-as lines to add. " + mcp_help.ASKED_AS_HELP)
-        ] = None,
-        addTags: Annotated[list[str] | None, Field(description="Tags to add.")] = None,
-        addPaths: Annotated[list[str] | None, Field(description="Code paths to add.")] = None,
-        addSupersedes: Annotated[
-            list[str] | None,
-            Field(description="Ids (or unique prefixes) of experiences this one replaces."),
-        ] = None,
-        addGuards: Annotated[
-            list[dict[str, Any]] | None, Field(description="Guards to add. " + GUARDS_HELP)
-        ] = None,
-        guards: Annotated[
-            list[dict[str, Any]] | None, Field(description="The guards (replace all; [] drops)")
-        ] = None,
-        allowExisting: Annotated[
-            bool,
-            Field(
-                description="Save a new guard although it already matches the code (the "
-                "record keeps existing: allowed)."
-            ),
-        ] = False,
-    ) -> CallToolResult:
-        fields = {
-            "title": title,
-            "task": task,
-            "solution": solution,
-            "whyItWorked": whyItWorked,
-            "applicability": applicability,
-            "verification": verification,
-            "projectContext": projectContext,
-            "confidence": confidence,
-            "tags": tags,
-            "paths": paths,
-            "addProblems": addProblems,
-            "addFailedAttempts": addFailedAttempts,
-            "addWarnings": addWarnings,
-            "addAskedAs": addAskedAs,
-            "addTags": addTags,
-            "addPaths": addPaths,
-            "addSupersedes": addSupersedes,
-            "addGuards": addGuards,
-            "guards": guards,
-        }
-        return await running.run(
-            lambda: answer(
-                indexed(lambda s, index: update_tool(s, id, fields, index, allowExisting))
-            )
-        )
-
-    @server.tool(name="retire", description=mcp_help.RETIRE, annotations=CHANGES)
-    async def retire(
-        id: Annotated[str, Field(description="The experience to retire (id or unique prefix).")],
-        reason: Annotated[str, Field(description="Why it no longer holds, in a sentence.")],
-    ) -> CallToolResult:
-        return await running.run(
-            lambda: answer(indexed(lambda s, index: retire_tool(s, id, reason, index)))
-        )
-
-    @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
-    async def feedback(
-        id: Annotated[
-            str,
-            Field(
-                description="The experience you used (id or unique prefix).",
-                examples=["flaky-pytest-timeouts-3f9a1c"],
-            ),
-        ],
-        outcome: Annotated[
-            Outcome, Field(description="How it worked out.", examples=["success", "outdated"])
-        ],
-        note: Annotated[str, Field(description="What happened, in a sentence.")] = "",
-    ) -> CallToolResult:
-        return await running.run(
-            lambda: answer(indexed(lambda s, index: feedback_tool(s, id, outcome, note, index)))
-        )
-
-    @server.tool(name="check", description=mcp_help.CHECK, annotations=READS)
-    async def check(
-        paths: Annotated[
-            list[str] | None,
-            Field(
-                description="Record files to search for similar experiences, relative to "
-                "the repository root (default: validate the whole store only)."
-            ),
-        ] = None,
-    ) -> CallToolResult:
-        return await running.run(
-            lambda: answer(indexed(lambda s, index: check_tool(s, paths, index)))
-        )
-
-    @server.tool(name="brief", description=mcp_help.BRIEF, annotations=READS)
-    async def brief(
-        task: Annotated[
-            str,
-            Field(description="The task as you were given it (the prompt, the issue body)."),
-        ] = "",
-        query: Annotated[
-            str,
-            Field(
-                description="Your own keywords for the task, as you would search: tools, "
-                "libraries, error names, symptoms.",
-                examples=["pytest timeout shared ci runners"],
-            ),
-        ] = "",
-        files: Annotated[
-            list[str] | None,
-            Field(
-                description="Files you are about to edit, relative to the repository root.",
-                examples=[["src/billing/retry.py"]],
-            ),
-        ] = None,
-    ) -> CallToolResult:
-        return await running.run(
-            lambda: answer(indexed(lambda s, index: brief_tool(s, task, query, files, index)))
-        )
-
-    @server.tool(name="history", description=mcp_help.HISTORY, annotations=READS)
-    async def history(
-        since: Annotated[
-            str | None,
-            Field(
-                description="Only history after this date, as git reads it (default: the last "
-                "two years).",
-                examples=["1 year ago", "2024-01-31"],
-            ),
-        ] = None,
-        limit: Annotated[
-            int, Field(description="The best N entries not yet recorded.", ge=1, le=50)
-        ] = 10,
-        sessions: Annotated[
-            bool, Field(description="Include this machine's past agent sessions.")
-        ] = True,
-    ) -> CallToolResult:
-        return await running.run(lambda: answer(lambda: history_tool(repo, since, limit, sessions)))
-
+    register(server, repo, calls or Calls(), all_tools)
     return server
-
-
-# --- the tools' work, without the SDK: Store and arguments in, §7 document out ---------------
-
-
-def search_tool(
-    store: Store,
-    query: str,
-    project_context: str | None,
-    limit: int | None,
-    min_level: str | None,
-    include_retired: bool,
-    index: StoreIndex | None = None,
-) -> Reply:
-    from reliora_git.operations.lessons import reads
-    from reliora_git.storage.config import load_config
-
-    result = reads.search(
-        store,
-        query,
-        project_context=project_context or None,
-        min_level=min_level,
-        include_retired=include_retired,
-        index=index,
-    )
-    shown = limit or load_config(store).search_limit
-    notes = [f"not searched (unreadable record file): {error}" for error in result.skipped]
-    truncated = result.query.truncation_note()
-    if truncated:
-        notes.append(truncated)
-    document = result.document(shown, result.shown_freshness(store, shown))
-    return Reply(document, notes)
-
-
-#: The guards argument of ``record`` and ``update`` (SPEC.md §15).
-GUARDS_HELP = (
-    "Guards: objects {pattern, paths, exclude, message, severity}. pattern is an RE2 regular "
-    "expression the pre-commit hook and review look for in added lines of code; paths are "
-    "globs (default: the record's paths); exclude globs take files out (the one module "
-    "that legitimately wraps the call); message is what the developer reads (default: the "
-    "title); severity 'warn' (default) or 'block'."
-)
-GUARD_EXAMPLE = {"pattern": "from ['\"]moment['\"]", "paths": ["src/**/*.ts"], "severity": "warn"}
-
-
-def show_tool(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Reply:
-    from reliora_git.operations.lessons import reads
-
-    return Reply(reads.show(store, id_or_prefix, index).document())
-
-
-def record_tool(
-    store: Store,
-    fields: dict[str, Any],
-    index: StoreIndex | None = None,
-    allow_existing: bool = False,
-) -> Reply:
-    from reliora_git.operations.lessons import writes
-    from reliora_git.search.jsonio import record_from_json
-
-    given = {name: value for name, value in fields.items() if value is not None}
-    saved = writes.record(
-        store, record_from_json(given), index=index, allow_existing=allow_existing
-    )
-    return Reply(
-        {
-            "id": saved.record.id,
-            "locator": saved.record.locator,
-            "warnings": saved.warnings_json(),
-        }
-    )
-
-
-def history_tool(repo: Path | None, since: str | None, limit: int, sessions: bool) -> Reply:
-    """``history --ask``: the task (``task``), and the entries with their evidence and drafts."""
-    from reliora_git.interfaces.history_document import history_ask
-    from reliora_git.storage.store import find_store
-
-    if since is not None and (not since.strip() or since.startswith("-")):
-        raise RelioraError(f"since takes a date, not {since[:40]!r}", code="invalid_option")
-    _, document = history_ask(find_store(repo), since, False, limit, sessions)
-    return Reply(document)
-
-
-def about_tool(
-    store: Store, paths: list[str], index: StoreIndex | None = None, include_retired: bool = False
-) -> Reply:
-    from reliora_git.operations.lessons.about import about
-
-    return Reply(about(store, paths, index, include_retired=include_retired).to_json())
-
-
-def update_tool(
-    store: Store,
-    id_or_prefix: str,
-    fields: dict[str, Any],
-    index: StoreIndex | None = None,
-    allow_existing: bool = False,
-) -> Reply:
-    from reliora_git.operations.lessons.lifecycle import changes_from_json, updated
-
-    changes = changes_from_json(fields)
-    result = updated(store, id_or_prefix, changes, index=index, allow_existing=allow_existing)
-    saved = result.record
-    reply: dict[str, Any] = {"id": saved.id, "locator": saved.locator, "updated": saved.updated}
-    # Paths the work tree lacks, saved as given; guards saved although they match the code.
-    warnings = [w.to_json() for w in result.path_warnings]
-    warnings += [w.to_json() for w in result.guard_warnings]
-    if warnings:
-        reply["warnings"] = warnings
-    return Reply(reply)
-
-
-def retire_tool(
-    store: Store, id_or_prefix: str, reason: str, index: StoreIndex | None = None
-) -> Reply:
-    """``reliora retire ID --reason TEXT``, answered as ``retire --json`` prints it."""
-    from reliora_git.operations.lessons.lifecycle import retire
-
-    saved = retire(store, id_or_prefix, reason, index=index)
-    return Reply({"id": saved.id, "locator": saved.locator, "updated": saved.updated})
-
-
-def feedback_tool(
-    store: Store, id_or_prefix: str, outcome: str, note: str, index: StoreIndex | None = None
-) -> Reply:
-    from reliora_git.operations.lessons import writes
-
-    event = writes.feedback(store, id_or_prefix, outcome, note, index)
-    return Reply(
-        {"record": event.record, "outcome": event.outcome, "at": event.at, "locator": event.locator}
-    )
-
-
-def check_tool(store: Store, paths: list[str] | None, index: StoreIndex | None = None) -> Reply:
-    # The server's working folder is whatever the client chose: paths are taken
-    # relative to the repository root, where the agent sees them in locators.
-    absolute = [str(store.root / p) for p in paths] if paths else None
-    from reliora_git.operations.review.check import check
-
-    return Reply(check(store, absolute, index).to_json())
-
-
-def brief_tool(
-    store: Store,
-    task: str,
-    query: str,
-    files: list[str] | None,
-    index: StoreIndex | None = None,
-) -> Reply:
-    from reliora_git.operations.brief.full import brief
-
-    # The JSON is what the client receives: it is counted against the budget, not the text.
-    result = brief(store, task, query=query, files=files or [], index=index)
-    return Reply(result.json_within_budget())
-
-
-# --- results ---------------------------------------------------------------------------------
-
-
-def answer(work: Callable[[], Reply]) -> CallToolResult:
-    """Run one tool's work; the project's errors become an error result, never a crash."""
-    try:
-        reply = work()
-    except RelioraError as error:
-        return error_result(error)
-    except OSError as error:
-        return error_result(from_os_error(error))
-    # The document comes first and alone in its block, so clients can parse it as is.
-    notes = [TextContent(text=note) for note in reply.notes]
-    return CallToolResult(
-        content=[as_text(reply.document), *notes], structured_content=reply.document
-    )
-
-
-def error_result(error: RelioraError) -> CallToolResult:
-    # The text leads with the sentence a model should read; the JSON follows for tools.
-    text = f"{error} (error code: {error.code})\n{compact(error.to_json())}"
-    return CallToolResult(
-        content=[TextContent(text=text)], structured_content=error.to_json(), is_error=True
-    )
-
-
-def as_text(document: Document) -> TextContent:
-    return TextContent(text=compact(document))
-
-
-def compact(document: Document) -> str:
-    """JSON without indentation or spaces: the model reads every character as tokens."""
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))

@@ -80,16 +80,12 @@ def early_answer(line: bytes) -> dict[str, Any] | None:
         return None
     if not (isinstance(client.get("name"), str) and isinstance(client.get("version"), str)):
         return None
-    return {
-        "jsonrpc": "2.0",
-        "id": ident,
-        "result": {
-            "capabilities": CAPABILITIES,
-            "instructions": INSTRUCTIONS,
-            "protocolVersion": params["protocolVersion"],
-            "serverInfo": {"name": SERVER_NAME, "version": __version__},
-        },
-    }
+    result: dict[str, Any] = {"capabilities": CAPABILITIES}
+    if INSTRUCTIONS is not None:
+        result["instructions"] = INSTRUCTIONS
+    result["protocolVersion"] = params["protocolVersion"]
+    result["serverInfo"] = {"name": SERVER_NAME, "version": __version__}
+    return {"jsonrpc": "2.0", "id": ident, "result": result}
 
 
 def _is_request_id(value: object) -> bool:

@@ -132,10 +132,12 @@ def connect(url: str) -> psycopg.Connection[Any]:
     try:
         import psycopg
     except ImportError:
+        from reliora_git.extras import install_command
+
         raise RelioraError(
             # Not a package index name: reliora-git is installed from a clone or a wheel.
             "the org commands need psycopg 3, the org extra: install reliora again from "
-            "your clone of reliora-git with it (pipx install --force '.[mcp,org]')",
+            f"your clone of reliora-git with it ({install_command('org')})",
             code="missing_dependency",
         ) from None
     try:

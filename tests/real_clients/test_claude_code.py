@@ -17,14 +17,24 @@ from typing import Any
 
 import pytest
 
+from reliora_git.interfaces.mcp_help import LEAN_TOOLS
 from tests.conftest import Cli, git, reliora_executable
 from tests.real_clients import anthropic_api
 from tests.real_clients.mock_model import MockModel, find_binary
 from tests.real_clients.project import Lesson, Project, make_project, record
+from tests.real_clients.standing_cost import (
+    MOST,
+    instruction_chars,
+    reliora_chars,
+    report,
+    tool_chars,
+)
 
 FINAL_TEXT = "Done: the mock model's final answer"
 #: The reliora MCP tools the first request must offer (Claude Code prefixes them).
-MCP_TOOLS = {"mcp__reliora__brief", "mcp__reliora__about", "mcp__reliora__search"}
+MCP_TOOLS = {f"mcp__reliora__{name}" for name in LEAN_TOOLS}
+#: A prompt no lesson of the project fits: what Reliora costs it is its standing cost.
+UNRELATED = "Add a docstring to the total function"
 CLAUDE_TIMEOUT = 90
 
 
@@ -66,7 +76,9 @@ def claude_env(model: MockModel, home: Path) -> dict[str, str]:
     return env
 
 
-def run_claude(project: Project, prompt: str, home: Path) -> list[dict[str, Any]]:
+def run_claude(
+    project: Project, prompt: str, home: Path, extra_env: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """Run `claude -p PROMPT` to its end; return the bodies of the conversation's turns."""
     claude = find_binary("claude")
     routes = anthropic_api.routes(str(project.root / "src" / "billing.py"), FINAL_TEXT)
@@ -76,7 +88,7 @@ def run_claude(project: Project, prompt: str, home: Path) -> list[dict[str, Any]
             done = subprocess.run(
                 command,
                 cwd=project.root,
-                env=claude_env(model, home),
+                env={**claude_env(model, home), **(extra_env or {})},
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
@@ -229,3 +241,33 @@ def test_the_model_reads_a_pushed_lesson_as_the_record_says_it(
     turns = run_claude(project, prompt, tmp_path / "home")
     text = anthropic_api.request_text(turns[0])
     assert f"What worked: {CODE_SOLUTION}" in text  # blocks, line breaks and characters kept
+
+
+def test_what_reliora_adds_to_a_request_without_a_lesson_stays_small(
+    project: Project, tmp_path: Path
+) -> None:
+    """The tools and the CLAUDE.md block, paid on every turn: at most 4,000 characters."""
+    first = run_claude(project, UNRELATED, tmp_path / "home")[0]
+    text = anthropic_api.request_text(first)
+    assert project.invoice.id not in text and project.billing.id not in text
+    assert {n for n in anthropic_api.tool_names(first) if "reliora" in n} == MCP_TOOLS
+    tools, said = tool_chars(first), instruction_chars(text)
+    assert tools > 0 and said > 0  # both are there, and counted
+    report("claude-code", first, text)
+    assert reliora_chars(first, text) <= MOST, (tools, said)
+
+
+def test_with_an_off_switch_a_personal_install_adds_nothing(
+    repo: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """RELIORA_AGENT=off: no push, no instructions, and the server offers no tools."""
+    project = make_project(repo, cli, ())
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+    assert cli("agent", "install", "--personal", "claude-code", env=env).returncode == 0
+    prompt = "Invoice totals are off by a cent; fix the rounding of invoice totals"
+    first = run_claude(project, prompt, home, {"RELIORA_AGENT": "off"})[0]
+    text = anthropic_api.request_text(first)
+    assert [n for n in anthropic_api.tool_names(first) if "reliora" in n] == []
+    assert project.invoice.marker not in text and project.invoice.id not in text
+    assert reliora_chars(first, text) == 0

@@ -23,10 +23,12 @@ from typing import Any
 
 import pytest
 
+from reliora_git.interfaces.mcp_help import LEAN_TOOLS
 from tests.conftest import Cli, git, reliora_executable
 from tests.real_clients import responses_api
 from tests.real_clients.mock_model import MockModel, find_binary
 from tests.real_clients.project import Project, make_project
+from tests.real_clients.standing_cost import MOST, instruction_chars, reliora_chars, report
 
 #: A model Codex has no metadata for: it offers the MCP tools in every request. (With the
 #: models it knows, such as gpt-5.5, Codex defers MCP tools behind its `tool_search` tool.)
@@ -35,7 +37,7 @@ MODEL = "reliora-mock-model"
 PATCH_MODEL = "gpt-5.5"
 CODEX_TIMEOUT = 90
 API_KEY_ENV = "RELIORA_MOCK_API_KEY"
-MCP_TOOLS = {"mcp__reliora.brief", "mcp__reliora.about", "mcp__reliora.search"}
+MCP_TOOLS = {f"mcp__reliora.{name}" for name in LEAN_TOOLS}
 PATCH = (
     "*** Begin Patch\n*** Update File: src/billing.py\n@@\n"
     "-    return sum(item.price for item in items)\n"
@@ -308,3 +310,18 @@ def test_a_personal_install_alone_brings_the_lesson_and_the_tools(
     assert "Lessons from past work (Reliora)" in responses_api.request_text(first)
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
 
+
+
+def test_what_reliora_adds_to_a_request_without_a_lesson_stays_small(
+    project: Project, tmp_path: Path
+) -> None:
+    """The tools and the AGENTS.md block, paid on every turn: at most 4,000 characters."""
+    bodies = run_codex(project, "Add a docstring to the total function", tmp_path / "home",
+                       read_billing)  # fmt: skip
+    first = bodies[0]
+    text = responses_api.request_text(first)
+    assert project.invoice.id not in text and project.billing.id not in text
+    assert {n for n in responses_api.tool_names(first) if "reliora." in n} == MCP_TOOLS
+    assert instruction_chars(text) > 0
+    report("codex", first, text)
+    assert reliora_chars(first, text) <= MOST

@@ -18,14 +18,16 @@ from typing import Any
 
 import pytest
 
+from reliora_git.interfaces.mcp_help import LEAN_TOOLS
 from tests.conftest import Cli, reliora_executable
 from tests.real_clients import chat_completions
 from tests.real_clients.mock_model import MockModel, find_binary
 from tests.real_clients.project import Lesson, Project, make_project
+from tests.real_clients.standing_cost import MOST, instruction_chars, reliora_chars, report
 
 FINAL_TEXT = "Done: the mock model's final answer"
 #: Copilot CLI names an MCP tool `<server>-<tool>`.
-MCP_TOOLS = {"reliora-brief", "reliora-about", "reliora-search"}
+MCP_TOOLS = {f"reliora-{name}" for name in LEAN_TOOLS}
 #: The instruction block's heading (in .github/copilot-instructions.md).
 BLOCK_HEADING = "## Lessons from past work (Reliora)"
 COPILOT_TIMEOUT = 90
@@ -171,3 +173,17 @@ def test_a_clone_without_reliora_shows_no_failed_server(
     failed = [line for line in logs.splitlines() if "reliora" in line and "fail" in line.lower()]
     assert failed == [], failed[:5]
 
+
+
+def test_what_reliora_adds_to_a_request_without_a_lesson_stays_small(
+    repo: Path, cli: Cli, tmp_path: Path
+) -> None:
+    """The tools and the copilot-instructions block, paid on every turn: at most 4,000."""
+    project = make_project(repo, cli, ("copilot",))
+    first = run_copilot(project, "Add a docstring to the total function", tmp_path / "home")[0]
+    text = chat_completions.request_text(first)
+    assert project.invoice.id not in text and project.billing.id not in text
+    assert {n for n in chat_completions.tool_names(first) if "reliora" in n} == MCP_TOOLS
+    assert instruction_chars(text) > 0
+    report("copilot", first, text)
+    assert reliora_chars(first, text) <= MOST

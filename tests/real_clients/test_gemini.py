@@ -19,13 +19,15 @@ from typing import Any
 
 import pytest
 
+from reliora_git.interfaces.mcp_help import LEAN_TOOLS
 from tests.conftest import Cli, git, reliora_executable
 from tests.real_clients import gemini_api
 from tests.real_clients.mock_model import MockModel, find_binary
 from tests.real_clients.project import Project, make_project
+from tests.real_clients.standing_cost import MOST, instruction_chars, reliora_chars, report
 
 #: The reliora MCP tools the first request must offer (Gemini CLI prefixes them).
-MCP_TOOLS = {"mcp_reliora_brief", "mcp_reliora_about", "mcp_reliora_search"}
+MCP_TOOLS = {f"mcp_reliora_{name}" for name in LEAN_TOOLS}
 #: Named on the command line: with its default ("auto") Gemini CLI first asks a router model.
 MODEL = "gemini-2.5-flash"
 GEMINI_TIMEOUT = 90
@@ -200,3 +202,17 @@ def test_a_clone_without_reliora_shows_no_failed_server(project: Project, tmp_pa
     # Gemini warns of every project's hooks (with reliora too); nothing says one failed.
     assert not [line for line in text.splitlines() if "reliora" in line and "fail" in line]
 
+
+
+def test_what_reliora_adds_to_a_request_without_a_lesson_stays_small(
+    project: Project, tmp_path: Path
+) -> None:
+    """The tools and the AGENTS.md block, paid on every turn: at most 4,000 characters."""
+    first = run_gemini(project, "Add a docstring to the total function", tmp_path / "home")[0]
+    text = gemini_api.request_text(first)
+    pushed = gemini_api.pushed(first)  # (Gemini lists the project's files, store included)
+    assert project.invoice.id not in pushed and project.billing.id not in pushed
+    assert {n for n in gemini_api.offered_tools(first) if "reliora" in n} == MCP_TOOLS
+    assert instruction_chars(text) > 0
+    report("gemini", first, text)
+    assert reliora_chars(first, text) <= MOST

@@ -210,6 +210,7 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
     """
     import shutil
 
+    from reliora_git.extras import install_command
     from reliora_git.interfaces.output import Printer, print_json
     from reliora_git.operations.agents import hook as agent_hook
     from reliora_git.operations.agents import install as agents
@@ -258,7 +259,7 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
             f"reliora on PATH: {on_path}"
             if on_path
             else "reliora is not on PATH: the hooks print nothing until it is "
-            "(in a clone of reliora-git: pipx install '.[mcp]')"
+            f"(in a clone of reliora-git: {install_command('mcp', force=False)})"
         )
         if switches:
             for switch in switches:

@@ -23,19 +23,29 @@ if TYPE_CHECKING:
     from reliora_git.interfaces.mcp_wire import Start
 
 #: reliora-git is installed from a clone or a wheel (README), not by a package index name.
-INSTALL_HINT = (
-    "install reliora again from your clone of reliora-git with the mcp extra "
-    "(pipx install --force '.[mcp]')"
-)
+def install_hint() -> str:
+    """How to install the mcp extra, keeping every extra installed already."""
+    from reliora_git.extras import install_command
+
+    return (
+        "install reliora again from your clone of reliora-git with the mcp extra "
+        f"({install_command('mcp')})"
+    )
 #: Top-level modules of the SDK and its own dependencies.
 SDK_MODULES = ("mcp", "mcp_types", "pydantic", "anyio")
 
-Serve = Callable[[Path | None, "Start | None"], None]
+Serve = Callable[[Path | None, "Start | None", bool], None]
+#: The option that offers every tool, not only an agent's loop.
+ALL_TOOLS = "--all-tools"
 
 
 def fast_main(argv: list[str]) -> int | None:
-    """``reliora mcp [--repo PATH]``: serve, then its exit code; None for anything else."""
+    """``reliora mcp [--repo PATH] [--all-tools]``: serve, then its exit code; None for
+    anything else."""
     args = argv[1:]
+    all_tools = ALL_TOOLS in args
+    if all_tools:
+        args = [arg for arg in args if arg != ALL_TOOLS]
     if not args:
         repo = None
     elif len(args) == 2 and args[0] == "--repo" and args[1] and not args[1].startswith("-"):
@@ -55,7 +65,7 @@ def fast_main(argv: list[str]) -> int | None:
 
     with reporting():
         serve = load_server()
-        serve(repo, start)
+        serve(repo, start, all_tools)
     return 0
 
 
@@ -84,7 +94,7 @@ def load_server() -> Serve:
         if (error.name or "").split(".")[0] not in SDK_MODULES:
             raise
         raise RelioraError(
-            f"`reliora mcp` needs the MCP Python SDK 2.x, which is not installed: {INSTALL_HINT}",
+            f"`reliora mcp` needs the MCP Python SDK 2.x, which is not installed: {install_hint()}",
             code="missing_dependency",
         ) from None
     return serve

@@ -10,11 +10,16 @@ import typer
 from reliora_git.interfaces.commands.common import RepoOption, reporting
 from reliora_git.records.errors import RelioraError
 
+
 #: reliora-git is installed from a clone or a wheel (README), not by a package index name.
-INSTALL_HINT = (
-    "install reliora again from your clone of reliora-git with the web extra "
-    "(pipx install --force '.[web]')"
-)
+def install_hint() -> str:
+    """How to install the web extra, keeping every extra installed already."""
+    from reliora_git.extras import install_command
+
+    return (
+        "install reliora again from your clone of reliora-git with the web extra "
+        f"({install_command('web')})"
+    )
 #: What the web view needs beyond the core (the `web` extra).
 WEB_MODULES = ("starlette", "uvicorn", "jinja2")
 
@@ -57,7 +62,7 @@ def serve(
         missing = missing_modules()
         if missing:
             raise RelioraError(
-                f"`reliora serve` needs {', '.join(missing)}, not installed: {INSTALL_HINT}",
+                f"`reliora serve` needs {', '.join(missing)}, not installed: {install_hint()}",
                 code="missing_dependency",
             )
         from reliora_git.interfaces.web.app import serve as run

@@ -209,9 +209,15 @@ def instructions(top: Path | None) -> str:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             if MD_BEGIN in (top / name).read_text(encoding="utf-8")[:1_000_000]:
                 return ""
-    from reliora_git.operations.agents.clients.instructions import BLOCK
+    from reliora_git.gitrepo import git
+    from reliora_git.operations.agents.clients.instructions import session_text
+    from reliora_git.records.errors import RelioraError
 
-    return "\n".join(line for line in BLOCK.splitlines() if not line.startswith("<!--"))
+    try:
+        shared = git.store_in_git(top)
+    except RelioraError:
+        shared = True  # cannot tell: the wording a project install has
+    return session_text(shared)
 
 
 #: Under the git directory: the session-start notice about the git hook was given in this clone.

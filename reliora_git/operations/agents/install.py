@@ -379,6 +379,7 @@ def next_steps(
     ``personal``: nothing to commit)."""
     import shutil
 
+    from reliora_git.extras import install_command
     from reliora_git.gitrepo import git, hooks
 
     in_git = git.toplevel(root) is not None
@@ -398,8 +399,8 @@ def next_steps(
         if shutil.which("reliora") is None:
             steps.append(
                 # reliora-git is installed from a clone or a wheel, not by an index name.
-                "Put `reliora` on PATH for the agent (in a clone of reliora-git: pipx install "
-                "'.[mcp]'): until then the hooks print nothing"
+                "Put `reliora` on PATH for the agent (in a clone of reliora-git: "
+                f"{install_command('mcp', force=False)}): until then the hooks print nothing"
             )
         steps.append("Restart the agents, so that they read their new files")
         steps += [f"{name}: {step}" for name in clients for step in load(name).todo(root)]
