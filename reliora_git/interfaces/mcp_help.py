@@ -15,9 +15,11 @@ from __future__ import annotations
 #: The server's instructions: none. They would repeat the instruction block on every turn.
 INSTRUCTIONS: str | None = None
 
-#: The tools a client is offered by default: the loop an agent goes through (the lessons for
-#: a task, one in full, what it learned, how a lesson worked out) and the cold start.
-LEAN_TOOLS = ("brief", "show", "record", "update", "feedback", "history")
+#: The tools a client is offered by default: the loop an agent goes through on every task
+#: (the lessons for it, one in full, what it learned, how a lesson worked out). Each tool
+#: costs every request its definition, and some clients add to each (Gemini CLI a
+#: parameter of its own, about 300 characters): the rest is the CLI's, or --all-tools.
+LEAN_TOOLS = ("brief", "show", "record", "feedback")
 
 BRIEF = (
     "The lessons recorded in this repository for a task: pass the task as given, your own "

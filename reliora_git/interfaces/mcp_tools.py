@@ -9,7 +9,8 @@ request of a session, so it is kept lean: a description of a sentence or two
 (mcp_help.py), arguments with a few words where their name does not say it all, and the
 arguments an agent seldom needs (guards, supersedes…) accepted but not listed
 (:data:`UNLISTED`). By default the server offers the tools of an agent's loop
-(mcp_help.LEAN_TOOLS); ``reliora mcp --all-tools`` adds search, about, retire and check.
+(mcp_help.LEAN_TOOLS); ``reliora mcp --all-tools`` adds update, history, search, about,
+retire and check.
 """
 
 from __future__ import annotations
@@ -167,6 +168,15 @@ def register(server: _Server, repo: Path | None, running: Calls, all_tools: bool
             lambda: answer(indexed(lambda s, index: record_tool(s, fields, index, allowExisting)))
         )
 
+    @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
+    async def feedback(id: str, outcome: Outcome, note: str = "") -> CallToolResult:
+        return await running.run(
+            lambda: answer(indexed(lambda s, index: feedback_tool(s, id, outcome, note, index)))
+        )
+
+    if not all_tools:
+        return
+
     @server.tool(name="update", description=mcp_help.UPDATE, annotations=CHANGES)
     async def update(
         id: str,
@@ -218,12 +228,6 @@ def register(server: _Server, repo: Path | None, running: Calls, all_tools: bool
             )
         )
 
-    @server.tool(name="feedback", description=mcp_help.FEEDBACK, annotations=ADDS)
-    async def feedback(id: str, outcome: Outcome, note: str = "") -> CallToolResult:
-        return await running.run(
-            lambda: answer(indexed(lambda s, index: feedback_tool(s, id, outcome, note, index)))
-        )
-
     @server.tool(name="history", description=mcp_help.HISTORY, annotations=READS)
     async def history(
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
@@ -233,9 +237,6 @@ def register(server: _Server, repo: Path | None, running: Calls, all_tools: bool
         sessions: bool = True,
     ) -> CallToolResult:
         return await running.run(lambda: answer(lambda: history_tool(repo, since, limit, sessions)))
-
-    if not all_tools:
-        return
 
     @server.tool(name="search", description=mcp_help.SEARCH, annotations=READS)
     async def search(

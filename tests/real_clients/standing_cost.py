@@ -70,3 +70,6 @@ def report(client: str, body: Any, text: str) -> None:
         figures["instructions"] = instruction_chars(text)
         with open(where, "a", encoding="utf-8") as out:
             out.write(json.dumps(figures) + "\n")
+        if os.environ.get("RELIORA_COST_DUMP"):
+            with open(os.environ["RELIORA_COST_DUMP"], "w", encoding="utf-8") as out:
+                json.dump(body, out)

@@ -16,16 +16,16 @@ def mcp(
         bool,
         typer.Option(
             "--all-tools",
-            help="Also offer search, about, retire and check (every tool is paid for on "
-            "every request of a session).",
+            help="Also offer update, history, search, about, retire and check (every tool "
+            "offered is paid for on every request of a session).",
         ),
     ] = False,
 ) -> None:
     """Run an MCP server on stdin/stdout for coding agents.
 
-    Its tools: brief, show, record, update, feedback, history (the same JSON documents
-    as --json; arguments by their JSON names); --all-tools adds search, about, retire,
-    check. With an off switch in force (RELIORA_AGENT=off, git config reliora.agent
+    Its tools: brief, show, record, feedback (the same JSON documents as --json;
+    arguments by their JSON names); --all-tools adds update, history, search, about,
+    retire, check. With an off switch in force (RELIORA_AGENT=off, git config reliora.agent
     off, agent = "off" in config.toml) it offers none. Start it from an MCP client
     (Claude Code, Cursor, VS Code…), not by hand: it speaks JSON-RPC on stdout. The
     store is looked up on every call (--repo, RELIORA_REPO, or the nearest .reliora/
