@@ -224,7 +224,11 @@ def test_the_text_says_why_and_how_to_draft(history: dict[str, str], cli: Cli, r
     assert done.stdout.startswith("2 of ")
     assert "  why: fix +1.00" in done.stdout and "cause +2.00" in done.stdout
     assert "  draft: reliora record --from-commit " in done.stdout
-    assert done.stdout.rstrip().endswith("more: --limit " + str(listed(cli)["total"]))
+    last = done.stdout.rstrip().splitlines()[-1]
+    total, since = listed(cli)["total"], listed(cli)["since"]
+    # What is past the list: more entries, and the history before the window.
+    past = f"history before {since}: --since DATE, or --all"
+    assert last == f"{total - 2} more: --limit {total}; {past}"
 
 
 def test_drafts_hold_the_problem_the_fix_and_provenance(

@@ -57,8 +57,13 @@ def test_a_personal_install_leaves_git_status_as_it_was(
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["personal"] is True
-    assert [f["path"] for f in document["files"]] == PERSONAL[client]
-    assert {f["action"] for f in document["files"]} == {"created"}
+    theirs = [f for f in document["files"] if f["client"] == client]
+    assert [f["path"] for f in theirs] == PERSONAL[client]
+    assert {f["action"] for f in theirs} == {"created"}
+    # Every edit is named: a repository-local file goes into .git/info/exclude.
+    local = any(not path.startswith("~/") for path in PERSONAL[client])
+    exclude = [f for f in document["files"] if f["client"] is None]
+    assert [f["path"] for f in exclude] == ([".git/info/exclude"] if local else [])
     for path in PERSONAL[client]:
         assert on_disk(repo, home, path).is_file()
     assert porcelain(repo) == before
@@ -69,7 +74,8 @@ def test_a_personal_install_leaves_git_status_as_it_was(
     assert {f["action"] for f in again["files"]} == {"unchanged"}
     gone = cli("agent", "uninstall", "--personal", "--json")
     assert gone.returncode == 0, gone.stderr
-    assert {f["action"] for f in json.loads(gone.stdout)["files"]} == {"removed"}
+    removed = [f for f in json.loads(gone.stdout)["files"] if f["client"] == client]
+    assert {f["action"] for f in removed} == {"removed"}
     for path in PERSONAL[client]:
         assert not on_disk(repo, home, path).exists()
     assert porcelain(repo) == before

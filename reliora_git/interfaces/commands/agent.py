@@ -71,8 +71,6 @@ def _run(
     json_output: bool,
     personal: bool = False,
 ) -> None:
-    import difflib
-
     from reliora_git.interfaces.output import Printer, print_json
     from reliora_git.operations.agents import install as agents
     from reliora_git.operations.agents import personal as own
@@ -86,9 +84,12 @@ def _run(
         else:
             chosen = own.installed_clients(root) if personal else agents.installed_clients(root)
         changes = (own if personal else agents).plan(root, chosen, action)
+        exclude = own.exclude_plan(root, changes, action) if personal else None
+        removed: list[str] = []
         if not dry_run:
             if personal:
                 own.apply(root, changes, action)
+                removed = own.tidy(root) if action == "uninstall" else []
             else:
                 agents.apply(root, changes)
         steps = (
@@ -96,13 +97,19 @@ def _run(
             if action == "install" and not dry_run
             else []
         )
+        notes = _personal_notes(root, action) if personal else []
+        files = [_change_json(c, personal) for c in changes]
+        if exclude is not None and exclude.path is not None:
+            files.append({"client": None, "path": exclude.shown_as, "action": exclude.action})
         if json_output:
             print_json(
                 {
                     "clients": chosen,
                     "personal": personal,
                     "dryRun": dry_run,
-                    "files": [_change_json(c, personal) for c in changes],
+                    "files": files,
+                    "removed": removed,
+                    "notes": notes,
                     "nextSteps": steps,
                 }
             )
@@ -115,11 +122,52 @@ def _run(
             path = own.shown(change.file) if personal else change.file.path
             printer.line(f"{path} ({change.file.client}): {verb}{change.action}")
             if dry_run and change.action != "unchanged":
-                before = (change.before or b"").decode("utf-8").splitlines(keepends=True)
-                after = (change.after or b"").decode("utf-8").splitlines(keepends=True)
-                for line in difflib.unified_diff(before, after, path, path):
-                    printer.line(line.rstrip("\n"))
+                _print_diff(printer, path, change.before or b"", change.after or b"")
+        if exclude is not None and exclude.path is not None and exclude.action != "unchanged":
+            printer.line(f"{exclude.shown_as}: {verb}{exclude.action}")
+            if dry_run:
+                _print_diff(
+                    printer, exclude.shown_as, exclude.before.encode(), exclude.after.encode()
+                )
+        for folder in removed:
+            printer.line(f"{folder}/: removed")
+        for note in notes:
+            printer.line(note)
         _print_steps(printer, steps)
+
+
+def _print_diff(printer: Any, path: str, before: bytes, after: bytes) -> None:
+    import difflib
+
+    old = before.decode("utf-8").splitlines(keepends=True)
+    new = after.decode("utf-8").splitlines(keepends=True)
+    for line in difflib.unified_diff(old, new, path, path):
+        printer.line(line.rstrip("\n"))
+
+
+def _personal_notes(root: Path, action: str) -> list[str]:
+    """What a personal install or uninstall says about the store: there is none yet (install),
+    or it stays, and how to remove it (uninstall)."""
+    from reliora_git.operations.agents import personal as own
+    from reliora_git.storage.store import STORE_DIR
+
+    if not (root / STORE_DIR).is_dir():
+        if action == "install":
+            return [
+                f"Warning: there is no {STORE_DIR}/ store here, so the hooks stay silent: make "
+                "one with `reliora init --personal` (kept out of git, yours alone), or "
+                "`reliora init` (committed, for the team)"
+            ]
+        return []
+    if action != "uninstall":
+        return []
+    if own.store_excluded(root):
+        return [
+            f"The store {STORE_DIR}/ stays, with its line in .git/info/exclude. To remove both: "
+            f"rm -r {STORE_DIR}, then delete the lines `{own.STORE_MARK}` and `{own.STORE_LINE}` "
+            "from .git/info/exclude"
+        ]
+    return [f"The store {STORE_DIR}/ stays; remove it with rm -r {STORE_DIR} if you want it gone"]
 
 
 def _print_steps(printer: Any, steps: list[str]) -> None:
@@ -220,9 +268,12 @@ def status(repo: RepoDirOption = None, json_output: JsonFlag = False) -> None:
         found = agents.states_of_installed(root)
         on_path = shutil.which("reliora")
         log = agent_hook.log_tail(agent_hook.git_places(root).state)
-        todo = agents.todo(root)
-        switches = _switches(root)
         from reliora_git.operations.agents import personal as own
+
+        todo = agents.todo(root) + own.todo(root)
+        if own.store_excluded(root):  # a personal store: no commit of it goes through the hook
+            todo = [(client, step) for client, step in todo if client != "git"]
+        switches = _switches(root)
 
         mine = own.states(root)
         if json_output:

@@ -27,6 +27,14 @@ def init(
             "commits; not the agents' hooks (reliora agent install).",
         ),
     ] = False,
+    personal: Annotated[
+        bool,
+        typer.Option(
+            "--personal",
+            help="A store for you alone in a project you do not own: listed in "
+            ".git/info/exclude, so git never sees it.",
+        ),
+    ] = False,
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -36,11 +44,14 @@ def init(
     feedback/. It goes at the top of the git work tree you are in (or the current
     folder outside git, or --repo). Running it again only adds what is missing.
     --hooks also runs `reliora hooks install` (git's pre-commit hook, which
-    checks commits; the agents' hooks are `reliora agent install`).
+    checks commits; the agents' hooks are `reliora agent install`). --personal
+    keeps the store out of git (`/.reliora/` in .git/info/exclude): pair it with
+    `reliora agent install --personal`.
 
     \b
-    Example:
+    Examples:
       reliora init --hooks
+      reliora init --personal && reliora agent install --personal
     """
     from reliora_git.gitrepo import git
     from reliora_git.gitrepo.commits import commit_count
@@ -60,10 +71,24 @@ def init(
                 else f"{refused.message}; nothing was written",
                 code=refused.code,
             )
+        exclude = None
+        if personal:
+            from reliora_git.operations.agents.personal import exclude_store
+
+            if git.toplevel(root) is None:
+                raise RelioraError(
+                    "--personal keeps the store out of git, and this is not a git repository; "
+                    "nothing was written (run `reliora init` without --personal here)",
+                    code="not_git",
+                )
+            exclude = exclude_store(root)
         updated: list[str] = []  # lines added to an existing store's .gitignore
         store, created = init_store(root, updated)
+        if exclude is not None and exclude.action != "unchanged":
+            exclude.write()
+            updated.append(f"{exclude.shown_as} (/.reliora/: git does not see the store)")
         hook = install_hook(root) if hooks else None
-        steps = next_steps(store.root, after="init")
+        steps = next_steps(store.root, after="init", personal=personal)
         commits = commit_count(store.root)
         if commits >= HISTORY_HINT_COMMITS:  # a cold start: the history holds lessons already
             steps.append(

@@ -149,9 +149,14 @@ def _print(document: dict[str, Any]) -> None:
             printer.line(f"  recorded in: {', '.join(map(shown_text, entry['recordedIn']))}")
         elif entry["sha"]:
             printer.line(f"  draft: reliora record --from-commit {entry['sha'][:12]}")
+    hints = []
     if document["total"] > len(entries):
+        hints.append(f"{document['total'] - len(entries)} more: --limit {document['total']}")
+    if document["since"]:  # a window is in force: say how to see past it
+        hints.append(f"history before {document['since']}: --since DATE, or --all")
+    if hints:
         printer.line("")
-        printer.line(f"{document['total'] - len(entries)} more: --limit {document['total']}")
+        printer.line("; ".join(hints))
 
 
 def _ask_count(given: str) -> int:

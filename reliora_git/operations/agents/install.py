@@ -384,12 +384,14 @@ def next_steps(
 
     in_git = git.toplevel(root) is not None
     steps = []
-    if after == "init":
+    if after == "init" and not personal:
         steps.append(
             "Commit the store: git add .reliora && git commit -m 'Add the Reliora store'"
             if in_git
             else "Put this folder under git (git init), then commit .reliora/"
         )
+    elif after == "init":
+        pass  # a personal store is never committed
     else:
         files = list(dict.fromkeys(f.path for f in client_files() if (root / f.path).exists()))
         if files and not personal:
@@ -403,8 +405,16 @@ def next_steps(
                 f"{install_command('mcp', force=False)}): until then the hooks print nothing"
             )
         steps.append("Restart the agents, so that they read their new files")
-        steps += [f"{name}: {step}" for name in clients for step in load(name).todo(root)]
-    if in_git:
+        if personal:
+            home = Path(os.environ.get("HOME") or Path.home())
+            steps += [
+                f"{name}: {step}"
+                for name in clients
+                for step in load(name).personal_todo(root, home)
+            ]
+        else:
+            steps += [f"{name}: {step}" for name in clients for step in load(name).todo(root)]
+    if in_git and not personal:  # a personal store: nothing of it goes through commits
         try:
             hook_state = hooks.state(root)
         except RelioraError:
@@ -413,7 +423,10 @@ def next_steps(
             steps.append("Check lessons at commit: reliora hooks install")
     if after == "init" and not installed_clients(root):
         steps.append(
-            "Put lessons in front of your coding agent: reliora agent install "
+            "Put lessons in front of your coding agent, for you alone: reliora agent install "
+            "--personal (Claude Code and Codex by default; see docs/agents.md)"
+            if personal
+            else "Put lessons in front of your coding agent: reliora agent install "
             "(Claude Code and Codex by default; see docs/agents.md)"
         )
     return steps

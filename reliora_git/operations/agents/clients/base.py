@@ -110,6 +110,10 @@ class ClientModule(Protocol):
 
     def todo(self, root: Path) -> list[str]: ...
 
+    def personal_todo(self, root: Path, home: Path) -> list[str]:
+        """What a person must still do by hand for a personal install to take effect."""
+        ...
+
     def personal_files(self, root: Path, home: Path) -> tuple[ClientFile, ...]:
         """The files of a personal install (SPEC.md §14.3): absolute paths under ``home``
         (or the client's own variable), or paths in the repository git is told to ignore."""

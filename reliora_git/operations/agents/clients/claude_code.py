@@ -140,6 +140,10 @@ def render_output(event: HookEvent, text: str) -> str:
     )
 
 
+def personal_todo(root: Path, home: Path) -> list[str]:
+    return []  # its user-level files take effect with no step of the person's
+
+
 def todo(root: Path) -> list[str]:
     return [
         "Claude Code asks once, per person, to approve the project's `reliora` MCP server "

@@ -303,12 +303,52 @@ def todo(root: Path) -> list[str]:
             "trust: answer yes when Codex asks whether to trust this folder (headless: run "
             "`codex exec --trust` here once)"
         )
-    steps.append(
-        "Codex runs a project's hooks only after you review them: run /hooks in a Codex "
-        "session here and trust the four `reliora hook` hooks (again after .codex/hooks.json "
-        "changes)"
-    )
+    if not hooks_trusted(root / ".codex" / "hooks.json"):
+        steps.append(
+            "Codex runs a project's hooks only after you review them: run /hooks in a Codex "
+            "session here and trust the four `reliora hook` hooks (again after "
+            ".codex/hooks.json changes)"
+        )
     return steps
+
+
+def personal_todo(root: Path, home: Path) -> list[str]:
+    hooks = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "hooks.json"
+    if hooks_trusted(hooks):
+        return []
+    return [
+        f"Codex runs your user-level hooks ({hooks}) only after you review them: run /hooks "
+        "in a Codex session and trust the four `reliora hook` hooks (until then Codex skips "
+        "them without a word)"
+    ]
+
+
+def hooks_trusted(hooks: Path) -> bool:
+    """Whether the person's Codex config records trust for each of our hooks in ``hooks``.
+
+    Codex keys a hook as ``<hooks.json path>:<event in snake case>:<group>:<hook>`` and keeps
+    the hash it trusted under ``[hooks.state."<key>"]``. The hash is Codex's own: a trust
+    recorded for an older version of the hooks counts here, and Codex asks again.
+    """
+    try:
+        listed = json.loads(hooks.read_text("utf-8")).get("hooks")
+        config = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
+        state = toml_loads(config.read_text("utf-8")).get("hooks", {}).get("state", {})
+    except (OSError, UnicodeDecodeError, ValueError, TomlError, AttributeError):
+        return False
+    if not isinstance(listed, dict) or not isinstance(state, dict):
+        return False
+    keys = []
+    for event, _ in HOOK_EVENTS:
+        snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in event).lstrip("_")
+        for g, group in enumerate(listed.get(event) or []):
+            for h, hook in enumerate(group.get("hooks") or [] if isinstance(group, dict) else []):
+                if isinstance(hook, dict) and files.HOOK_MARK in str(hook.get("command")):
+                    keys.append(f":{snake}:{g}:{h}")
+    places = {str(hooks), os.path.realpath(hooks)}
+    return bool(keys) and all(
+        any(isinstance(state.get(place + key), dict) for place in places) for key in keys
+    )
 
 
 def _trusted(root: Path) -> bool:

@@ -134,6 +134,10 @@ def render_output(event: HookEvent, text: str) -> str:
     return json.dumps({"additionalContext": text})
 
 
+def personal_todo(root: Path, home: Path) -> list[str]:
+    return []  # its user-level files take effect with no step of the person's
+
+
 def todo(root: Path) -> list[str]:
     steps = [
         "Copilot CLI loads the project's hooks and MCP server only in a folder you trust: "

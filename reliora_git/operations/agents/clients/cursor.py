@@ -121,6 +121,10 @@ def render_output(event: HookEvent, text: str) -> str:
     return json.dumps({"additional_context": text})
 
 
+def personal_todo(root: Path, home: Path) -> list[str]:
+    return []  # its user-level files take effect with no step of the person's
+
+
 def todo(root: Path) -> list[str]:
     return [
         "Cursor runs the project's hooks (.cursor/hooks.json) only in a trusted workspace: "

@@ -292,6 +292,10 @@ def _trust_rules() -> dict[str, Any]:
     return rules if isinstance(rules, dict) else {}
 
 
+def personal_todo(root: Path, home: Path) -> list[str]:
+    return []  # its user-level files take effect with no step of the person's
+
+
 def todo(root: Path) -> list[str]:
     if trusted(root, _trust_rules()):
         return []
