@@ -138,3 +138,38 @@ def test_use_it_in_your_repository_works_as_written(wheel_bin: Path, tmp_path: P
     # The lesson just recorded is what the next brief about the same trouble brings.
     again = bash('reliora brief "pytest-timeout kills slow tests on CI"', project, env)
     assert again.returncode == 0 and "Flaky pytest timeouts on CI" in again.stdout, again.stderr
+
+
+TRYING = "## Just trying it"
+
+
+def test_just_trying_it_works_as_written_and_git_sees_nothing(
+    wheel_bin: Path, tmp_path: Path
+) -> None:
+    """The four lines, in someone else's project: git status is what it was."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.index(TRYING) < text.index(SECTION)  # before the team's way
+    body = text[text.index(TRYING) : text.index(SECTION)]
+    [block] = re.findall(r"```bash\n(.*?)```", body, flags=re.S)
+    lines = block.strip().splitlines()
+    assert len(lines) == 4 and lines[0].startswith("pipx install")
+    project = tmp_path / "their-project"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    (project / "app.py").write_text("print('theirs')\n")
+    git(project, "add", "app.py")
+    git(project, "commit", "-q", "-m", "Their app")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "PATH": f"{wheel_bin}{os.pathsep}{os.environ['PATH']}"}
+    env.update(HOME=str(home))
+    for name in ("PYTHONPATH", "CODEX_HOME", "CLAUDE_CONFIG_DIR"):
+        env.pop(name, None)
+    # The install line is stood in for by the wheel (see the module's docstring).
+    script = "\n".join(lines[1:]).replace("path/to/their-project", str(project))
+    done = bash(script, tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
+    assert (project / ".reliora" / "config.toml").is_file()
+    assert (project / ".claude" / "settings.local.json").is_file()
+    assert (home / ".codex" / "hooks.json").is_file()
