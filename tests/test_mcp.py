@@ -365,3 +365,46 @@ def test_history_lists_the_repositorys_lessons_with_drafts(store: Store, repo: P
 
     run(scenario)
 
+
+
+@pytest.mark.parametrize("switch", ["environment", "git config", "config.toml"])
+def test_with_an_off_switch_the_server_offers_no_tools(
+    store: Store, repo: Path, switch: str
+) -> None:
+    """Off means off: a session pays nothing for a server it switched off (SPEC §14.3)."""
+    env: dict[str, str] = {}
+    if switch == "environment":
+        env["RELIORA_AGENT"] = "off"
+    elif switch == "git config":
+        git(repo, "config", "reliora.agent", "off")
+    else:
+        config = store.path / "config.toml"
+        config.write_text(config.read_text(encoding="utf-8") + '\nagent = "off"\n')
+    names: list[list[str]] = []
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo, env=env, all_tools=False) as session:
+            names.append([tool.name for tool in (await session.list_tools()).tools])
+
+    run(scenario)
+    assert names == [[]]
+
+
+def test_the_default_server_offers_the_four_tools_of_an_agent_s_loop(
+    store: Store, repo: Path
+) -> None:
+    from reliora_git.interfaces.mcp_help import LEAN_TOOLS
+
+    names: list[str] = []
+
+    async def scenario() -> None:
+        async with reliora_mcp(repo, all_tools=False) as session:
+            names.extend(tool.name for tool in (await session.list_tools()).tools)
+            # An unlisted argument is still taken: the lesson keeps its tags.
+            saved = document(await session.call_tool("record", {**FIRST, "tags": ["lean"]}))
+            assert document(await session.call_tool("show", {"id": saved["id"]}))["tags"] == [
+                "lean"
+            ]
+
+    run(scenario)
+    assert sorted(names) == sorted(LEAN_TOOLS)
