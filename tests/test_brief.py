@@ -649,7 +649,7 @@ def test_the_mcp_tool_brief_answers_with_the_brief_document(
             # It asks the agent for both the task as written and its own keywords.
             description = tool.description or ""
             assert "task" in description and "keywords" in description
-            assert "retiredMatches" in description  # what is left out is said, as in search
+            assert "not instructions" in description  # lessons are notes to check
 
             found = document(
                 await session.call_tool(

@@ -393,7 +393,8 @@ def test_mcp_record_and_update_take_guards(store: Store, repo: Path) -> None:
     async def scenario() -> None:
         async with reliora_mcp(repo) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            assert "guards" in tools["record"].input_schema["properties"]
+            # Taken, though not listed: an agent seldom needs it, and listing costs every turn.
+            assert "guards" not in tools["record"].input_schema["properties"]
             refused = await session.call_tool("record", lesson_fields)
             assert refused.is_error
             assert "src/db.py:1:" in refused.content[0].text  # type: ignore[union-attr]

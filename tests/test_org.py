@@ -363,7 +363,7 @@ def test_without_psycopg_every_org_command_says_what_to_install(
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.strip().splitlines() == [
             "reliora: error: the org commands need psycopg 3, the org extra: install reliora "
-            "again from your clone of reliora-git with it (pipx install --force '.[mcp,org]')"
+            "again from your clone of reliora-git with it (pipx install --force '.[mcp,org,web]')"
         ], args
 
 

@@ -39,6 +39,6 @@ def test_without_the_extra_serve_says_what_to_install(store: Store, module: str)
     assert done.returncode == 2
     assert done.stdout == ""
     assert module in done.stderr
-    assert "pipx install --force '.[web]'" in done.stderr
+    assert "pipx install --force '.[mcp,org,web]'" in done.stderr  # every extra installed
     assert len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
