@@ -103,6 +103,8 @@ class Selection:
     retired: int
     #: Records with a score in this store, for the confidence rule (search/confidence.py).
     total: int
+    #: The most lessons the situation takes (Situation.limit).
+    limit: int = DEFAULT_LIMIT
 
 
 def select(
@@ -133,7 +135,7 @@ def select(
             lessons.append(lesson_of(hit))
             chosen.add(hit.doc.id)
     total = sum(doc is not None for doc in index.inverted.docs)
-    return Selection(index, wanted, lessons, hits, len(retired), total)
+    return Selection(index, wanted, lessons, hits, len(retired), total, limit)
 
 
 def task_hits(
