@@ -75,6 +75,7 @@ def start_warming(store: Store, index: StoreIndex, memo: Memo) -> Callable[[], N
     meanwhile do not share the GIL with it. Its place in the memo is held until the
     answer comes, so a visit waits for it rather than making it a second time.
     """
+    from reliora_git.interfaces.web.listing import created_of
     from reliora_git.storage.parallel import call_forked
 
     making = memo.making("history")
@@ -89,6 +90,8 @@ def start_warming(store: Store, index: StoreIndex, memo: Memo) -> Callable[[], N
         try:
             with contextlib.suppress(RelioraError, OSError):
                 stale_ids(store, index, memo)
+            with contextlib.suppress(RelioraError, OSError):  # the list's sort keys
+                memo.get("created", index, "", lambda: created_of(index))
             if future is not None:
                 with contextlib.suppress(Exception):  # a failed worker: made here instead
                     head, value = future.result()

@@ -103,8 +103,7 @@ def no_line(matches: Sequence[WordMatch]) -> Reason | None:
         )
     return Reason(
         NO_LINE_WORD,
-        "no word it shares is in its title, tags or asked-as lines (it shares "
-        f"{held_where(told)})",
+        f"no word it shares is in its title, tags or asked-as lines (it shares {held_where(told)})",
     )
 
 

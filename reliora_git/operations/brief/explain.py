@@ -22,8 +22,8 @@ from typing import Any
 from reliora_git.operations.brief import reasons
 from reliora_git.operations.brief.earning import held_where, telling
 from reliora_git.operations.brief.push import Push
-from reliora_git.operations.brief.push import shown_number as _num
 from reliora_git.operations.brief.reasons import Reason
+from reliora_git.operations.brief.reasons import shown_number as _num
 from reliora_git.operations.brief.selection import Situation
 from reliora_git.search.confidence import MIN_MARGIN, MIN_SCORE, MIN_SHOWN, Confidence
 from reliora_git.search.taskrank import (

@@ -103,49 +103,13 @@ class Candidate:
 
     def why_full(self) -> Reason:
         """Why it is in full when nothing caps it (or, when not :attr:`confident`, why not)."""
-        if self.about_files:
-            return Reason(reasons.ABOUT_FILE, "in full: it is about a file named or read")
-        confidence = self.confidence
-        if confidence is not None and confidence.short_of:
-            missed = ", ".join(
-                f"{_UNITS[name]} {shown_number(value, least)} (needs {least:.2f})"
-                for name, value, least in confidence.short_of
-            )
-            return Reason(
-                reasons.NOT_CONFIDENT,
-                f"a line, not in full: the ranking is not confident enough, {missed}; in "
-                "units of the most one word gives in this store",
-            )
-        if not self.full_earned:
-            refused = self.full_refused or Reason(reasons.NO_OWN_WORD, "it earns no full entry")
-            return Reason(refused.rule, f"a line, not in full: {refused.text}")
-        if confidence is None:
-            return Reason(reasons.NOT_CONFIDENT, "a line, not in full: it is not ranked")
-        return Reason(
-            reasons.FULL,
-            "in full: the ranking is confident (score, margin over the next and the part in "
-            "shown fields over their thresholds) and it earns it",
+        return reasons.why_full(
+            self.about_files, self.confidence, self.full_earned, self.full_refused
         )
 
     def why_out(self) -> Reason:
         """Why it earns no entry at all (only when not :attr:`earns_entry`)."""
-        found = self.line_refused or Reason(
-            reasons.NO_LINE_WORD, "no word it shares is in its title, tags or asked-as lines"
-        )
-        return Reason(found.rule, f"left out: {found.text}")
-
-
-def shown_number(value: float, least: float) -> str:
-    """``value`` to 2 decimals, or 3 when 2 would read as ``least`` (1.0996 is not 1.10)."""
-    text = f"{value:.2f}"
-    return f"{value:.3f}" if float(text) == least and value < least else text
-
-
-_UNITS = {
-    "score": "score",
-    "margin": "margin over the next",
-    "shown": "score from shown fields (title, tags, solution)",
-}
+        return reasons.why_out(self.line_refused)
 
 
 @dataclass

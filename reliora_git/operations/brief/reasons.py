@@ -9,6 +9,10 @@ yes or no, so an explanation is the decision itself and can never disagree with 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reliora_git.search.confidence import Confidence
 
 # The rules, as JSON names them (docs/ranking.md, "Why not").
 FULL = "full"  # in full: confident and earned, or about a file
@@ -37,3 +41,56 @@ class Reason:
 
     def to_json(self) -> dict[str, str]:
         return {"rule": self.rule, "text": self.text}
+
+
+def shown_number(value: float, least: float) -> str:
+    """``value`` to 2 decimals, or 3 when 2 would read as ``least`` (1.0996 is not 1.10)."""
+    text = f"{value:.2f}"
+    return f"{value:.3f}" if float(text) == least and value < least else text
+
+
+_UNITS = {
+    "score": "score",
+    "margin": "margin over the next",
+    "shown": "score from shown fields (title, tags, solution)",
+}
+
+
+def why_full(
+    about_files: bool,
+    confidence: Confidence | None,
+    full_earned: bool,
+    full_refused: Reason | None,
+) -> Reason:
+    """A candidate's form when nothing caps it: in full (why), or a line (which rule).
+    Decides as push.Candidate.confident does, from the same judgements."""
+    if about_files:
+        return Reason(ABOUT_FILE, "in full: it is about a file named or read")
+    if confidence is not None and confidence.short_of:
+        missed = ", ".join(
+            f"{_UNITS[name]} {shown_number(value, least)} (needs {least:.2f})"
+            for name, value, least in confidence.short_of
+        )
+        return Reason(
+            NOT_CONFIDENT,
+            f"a line, not in full: the ranking is not confident enough, {missed}; in "
+            "units of the most one word gives in this store",
+        )
+    if not full_earned:
+        refused = full_refused or Reason(NO_OWN_WORD, "it earns no full entry")
+        return Reason(refused.rule, f"a line, not in full: {refused.text}")
+    if confidence is None:
+        return Reason(NOT_CONFIDENT, "a line, not in full: it is not ranked")
+    return Reason(
+        FULL,
+        "in full: the ranking is confident (score, margin over the next and the part in "
+        "shown fields over their thresholds) and it earns it",
+    )
+
+
+def why_out(line_refused: Reason | None) -> Reason:
+    """Why a candidate earns no entry at all (earning.py's reason for no line)."""
+    found = line_refused or Reason(
+        NO_LINE_WORD, "no word it shares is in its title, tags or asked-as lines"
+    )
+    return Reason(found.rule, f"left out: {found.text}")
