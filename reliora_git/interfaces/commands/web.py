@@ -16,7 +16,7 @@ INSTALL_HINT = (
     "(pipx install --force '.[web]')"
 )
 #: What the web view needs beyond the core (the `web` extra).
-WEB_MODULES = ("starlette", "uvicorn", "jinja2")
+WEB_MODULES = ("starlette", "uvicorn", "jinja2", "markdown_it")
 
 
 def missing_modules() -> list[str]:
