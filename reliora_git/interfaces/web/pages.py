@@ -88,10 +88,10 @@ def start_warming(store: Store, index: StoreIndex, memo: Memo) -> Callable[[], N
 
     def finish() -> None:
         try:
+            with contextlib.suppress(RelioraError, OSError):  # the list's sort keys, first:
+                memo.get("created", index, "", lambda: created_of(index))  # the first page
             with contextlib.suppress(RelioraError, OSError):
                 stale_ids(store, index, memo)
-            with contextlib.suppress(RelioraError, OSError):  # the list's sort keys
-                memo.get("created", index, "", lambda: created_of(index))
             if future is not None:
                 with contextlib.suppress(Exception):  # a failed worker: made here instead
                     head, value = future.result()
