@@ -99,6 +99,8 @@ def pages(ids: list[str]) -> dict[str, str]:
     return {
         "lessons (list, page 1)": "/",
         "lessons (list, page 100)": "/?page=100",
+        "lessons (most helpful, active)": "/?sort=helpful&show=active&page=3",
+        "lessons (tag filter)": "/?tag=git",
         "lessons (search)": "/?q=" + urllib.parse.quote_plus(SEARCH),
         "one lesson": f"/lesson/{ids[len(ids) // 2]}",
         "try a prompt": f"/try?prompt={prompt}",

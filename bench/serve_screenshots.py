@@ -34,6 +34,8 @@ SHOTS = {
     "serve-search.png": "/?q=" + urllib.parse.quote_plus(SEARCH),
     "serve-lesson.png": f"/lesson/{LESSON}",
     "serve-try.png": "/try?prompt=" + urllib.parse.quote_plus(PROMPT),
+    "serve-why-not.png": "/try?prompt=" + urllib.parse.quote_plus(PROMPT) + "#why-not",
+    "serve-list.png": "/?sort=newest&show=all",
     "serve-sessions.png": "/sessions/7d1c0e52-shots",
 }
 

@@ -174,3 +174,18 @@ def test_the_tasks_of_many_changed_records_are_capped(
     assert diff["recordsLeftOut"] == 3
     text = cli("review", "--base", "main", "--format", "text").stdout
     assert "3 more changed records' tasks were not pushed." in text
+
+
+def test_the_diff_names_the_eval_cases_whose_result_changes(branch: Store, cli: Cli) -> None:
+    done = cli("review", "--base", "main", "--format", "json")
+    diff = json.loads(done.stdout)["contextDiff"]
+    assert diff["casesChanged"] == [
+        {"label": "billing retries", "base": "passed", "head": "failed"}
+    ]
+    by_label = {p["label"]: p for p in diff["prompts"]}
+    assert by_label["billing retries"]["passed"] == {"base": True, "head": False}
+    assert by_label[NEW]["passed"] is None  # a record's task is no case: nothing to pass
+    markdown = cli("review", "--base", "main", "--format", "markdown").stdout
+    assert "**Eval cases that start failing: `billing retries`.**" in markdown
+    text = cli("review", "--base", "main", "--format", "text").stdout
+    assert "Eval cases that start failing: billing retries." in text

@@ -131,7 +131,16 @@ def test_json_is_one_document_with_each_case_and_the_reach(lessons: Store, cli: 
     document = json.loads(done.stdout)  # one document, nothing else on stdout
     assert document["passed"] is False and document["failedCases"] == 1
     (result,) = document["cases"]
-    assert result["missing"] == [{"id": "note-3", "got": "missing"}]
+    # Why it was not pushed: the push's own rule (operations/brief/reasons.py).
+    assert result["missing"] == [
+        {
+            "id": "note-3",
+            "got": "missing",
+            "rule": "no_shared_word",
+            "why": "left out: it shares no word with the task that counts (words held by more "
+            "than half the store, and stop words, are not counted)",
+        }
+    ]
     assert [p["id"] for p in result["unwanted"]] == ["invoice-pdf-fonts"]
     assert {p["id"]: p["form"] for p in result["pushed"]} == {
         "billing-retry-backoff": "full",
@@ -322,3 +331,35 @@ def test_reach_is_the_same_on_one_process_and_on_workers(
     first, second = json.loads(one.stdout)["reach"], json.loads(many.stdout)["reach"]
     assert first["judged"] == 120 and first == second
     assert first["unreachable"], "some of these look-alike lessons cannot be reached"
+
+
+def test_a_failure_says_why_the_lesson_was_only_a_line(lessons: Store, cli: Cli) -> None:
+    cases(lessons, case(expect=["invoice-pdf-fonts"], full=True))
+    done = cli("eval")
+    assert done.returncode == 1
+    line = next(x for x in done.stdout.splitlines() if "expected invoice-pdf-fonts" in x)
+    # The push's own reason for the line, after what the case expected.
+    assert "only as a line, not in full (a line, not in full: " in line
+    document = json.loads(cli("eval", "--json").stdout)
+    (missing,) = document["cases"][0]["missing"]
+    assert missing["got"] == "line"
+    assert missing["rule"] in ("not_confident", "no_own_word", "max_full")
+    assert missing["why"].startswith("a line, not in full: ")
+
+
+def test_cases_runs_the_cases_without_the_reach(lessons: Store, cli: Cli) -> None:
+    cases(lessons, case(expect=["billing-retry-backoff"]))
+    done = cli("eval", "--cases")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok   case 1:" in done.stdout
+    assert "Reach not judged (--cases runs the cases only)." in done.stdout
+    assert "R@5" not in done.stdout
+    done = cli("eval", "--cases", "--json")
+    document = json.loads(done.stdout)
+    assert document["reach"] is None and document["passed"] is True
+    cases(lessons, case(expect=["note-3"]))
+    assert cli("eval", "--cases").returncode == 1
+    done = cli("eval", "--cases", "--fail-under", "0.5")
+    assert done.returncode == 2
+    assert "--cases" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "reliora eval --cases" in cli("eval", "--help").stdout

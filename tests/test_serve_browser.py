@@ -219,7 +219,10 @@ def test_a_session_page_lists_what_agent_log_gives(
     push = expected["pushes"][0]
     assert cells[:3] == [push["time"], "claude-code", "UserPromptSubmit"]
     assert cells[4] == str(push["chars"]) == str(expected["totalChars"])
-    assert "billing-retry-backoff" in cells[3]
+    # The lesson by its title, linked by its id.
+    link = rows[0].find_element("css selector", "td a")
+    assert link.text == "Billing retries need jittered exponential backoff"
+    assert link.get_attribute("href").endswith("/lesson/billing-retry-backoff")
 
 
 def test_search_shows_the_scores_search_json_gives(
@@ -232,13 +235,29 @@ def test_search_shows_the_scores_search_json_gives(
     expected = json.loads(run(site, env, "search", "invoice retries backoff", "--json").stdout)
     results = by_css(browser, "li.result")
     assert len(results) == len(expected["results"]) > 0
+    text = run(site, env, "search", "invoice retries backoff").stdout
     for shown, wanted in zip(results, expected["results"], strict=True):
         assert shown.find_element("css selector", "a.title").text == wanted["title"]
-        assert shown.find_element("css selector", "td.score").text == f"{wanted['score']:.3f}"
+        assert shown.find_element("css selector", ".score").text == f"{wanted['score']:.2f}"
+        # The score as one sentence, the CLI's own line ("title 8.00 + … (×1.00 coverage)").
+        line = shown.find_element("css selector", ".score-line").text
+        sentence = line.split(" = ", 1)[1].split(" · matched")[0]
+        assert f"·  {sentence}" in text
+        # The breakdown folded: the non-zero fields as --json names them, then coverage.
+        folded = shown.find_element("css selector", "details.breakdown")
+        assert folded.get_attribute("open") is None
+        folded.find_element("css selector", "summary").click()
         fields = [th.text for th in shown.find_elements("css selector", "table.breakdown th")]
         values = [td.text for td in shown.find_elements("css selector", "table.breakdown td")]
-        assert fields == list(wanted["scoreBreakdown"])  # field by field, as --json names them
-        assert values == [f"{v:.3f}" for v in wanted["scoreBreakdown"].values()]
+        nonzero = {k: v for k, v in wanted["scoreBreakdown"].items()
+                   if v and k != "coverageMultiplier"}  # fmt: skip
+        assert fields[: len(nonzero)] == list(nonzero)
+        assert values[: len(nonzero)] == [f"{v:.3f}" for v in nonzero.values()]
+        assert values[len(nonzero)] == f"{wanted['coverage']:.3f}"
+        assert values[-1] == f"{wanted['score']:.3f}"
+        # Whether the push would bring it for the same text, and why (or why not).
+        check = shown.find_element("css selector", ".push-check").text
+        assert check.startswith("Push for this text: ")
     assert "old-retry-advice" not in browser.page_source  # retired: left out unless asked
     browser.get(server.url + "/?q=invoice+retries&retired=1")
     assert by_css(browser, "li.result .mark.retired")

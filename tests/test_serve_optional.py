@@ -28,7 +28,7 @@ def test_the_cli_imports_no_web_framework(repo: Path) -> None:
     assert done.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("module", ["jinja2", "starlette", "uvicorn"])
+@pytest.mark.parametrize("module", ["jinja2", "starlette", "uvicorn", "markdown_it"])
 def test_without_the_extra_serve_says_what_to_install(store: Store, module: str) -> None:
     # `None` in sys.modules makes the module look absent, as without the extra.
     done = python(

@@ -43,6 +43,18 @@ def summary(diff: ContextDiff, heading: bool = True) -> str | None:
     return f"{HEADING}: {line}" if heading else line[:1].upper() + line[1:]
 
 
+def flips(diff: ContextDiff, code: Callable[[str], str]) -> str | None:
+    """The eval cases whose result changes, on one line (None: none does)."""
+    failing = [code(p.label) for p in diff.flipped if p.passed and p.passed[0]]
+    passing = [code(p.label) for p in diff.flipped if p.passed and not p.passed[0]]
+    parts = []
+    if failing:
+        parts.append(f"start failing: {', '.join(failing)}")
+    if passing:
+        parts.append(f"start passing: {', '.join(passing)}")
+    return f"Eval cases that {'; '.join(parts)}." if parts else None
+
+
 def _changes(
     prompt: PromptDiff, code: Callable[[str], str], text: Callable[[str], str], arrow: str
 ) -> list[str]:
@@ -75,7 +87,10 @@ def to_markdown(
         return f"### {HEADING}{error}" if error else None
     if not diff.changed:
         return line + error
+    flipped = flips(diff, code)
     parts = [f"### {HEADING}\n\n{summary(diff, heading=False)}{error}"]
+    if flipped:
+        parts.append(f"**{flipped}**")
     for prompt in diff.changed[:MAX_PROMPTS]:
         files = f" (reads {', '.join(code(f) for f in prompt.files)})" if prompt.files else ""
         block = [
@@ -96,6 +111,9 @@ def to_text(diff: ContextDiff, plain: Callable[[str, int], str]) -> list[str]:
     line = summary(diff)
     if line is not None:
         lines.append(line)
+    flipped = flips(diff, lambda label: plain(label, 100))
+    if flipped:
+        lines.append(flipped)
     for prompt in diff.changed:
         files = f" (reads {', '.join(plain(f, 100) for f in prompt.files)})" if prompt.files else ""
         asked = plain(prompt.prompt, PROMPT_CHARS)

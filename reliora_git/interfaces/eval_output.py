@@ -30,7 +30,9 @@ def _case_lines(verdict: Verdict) -> list[str]:
     lines = [head]
     for record_id, got in verdict.missing:
         why = "only as a line, not in full" if got == "line" else "not pushed"
-        lines.append(f"     expected {one_line(record_id)}: {why}")
+        reason = verdict.why.get(record_id)
+        because = f" ({one_line(reason.text)})" if reason is not None else ""
+        lines.append(f"     expected {one_line(record_id)}: {why}{because}")
     for pushed in verdict.unwanted:
         lines.append(f"     never {one_line(pushed.id)}: pushed ({pushed.form})")
     lines.append(f"     pushed instead: {pushed_list(verdict.pushed)}")
@@ -52,7 +54,9 @@ def to_text(report: EvalReport) -> str:
         lines.append("No cases (.reliora/eval.toml holds no [[case]]).")
     reach = report.reach
     lines.append("")
-    if not reach.records:
+    if reach is None:
+        lines.append("Reach not judged (--cases runs the cases only).")
+    elif not reach.records:
         lines.append("Reach: no active record with a task or a problem to judge.")
     else:
         lines.append(
@@ -89,9 +93,9 @@ def to_text(report: EvalReport) -> str:
                 shown = ", ".join(one_line(t) for t in taken[:TAKEN_SHOWN])
                 more = "…" if len(taken) > TAKEN_SHOWN else ""
                 lines.append(f"  {one_line(record_id)}: first for {len(taken)} ({shown}{more})")
-    if reach.without_task:
+    if reach is not None and reach.without_task:
         lines.append(f"{_lessons(reach.without_task)} (active) with neither a task nor a problem.")
-    if report.under:
+    if report.under and reach is not None:
         lines.append(f"R@5 {reach.recall(5):.3f} is under --fail-under {report.fail_under:g}.")
     lines.append(f"{'Passed' if report.passed else 'Failed'} in {report.seconds:.1f} s.")
     return "\n".join(lines)

@@ -193,6 +193,9 @@ class Printer:
         self.line(self.style("  ·  ".join(meta), "dim"))
         if superseded_by:
             self.line("superseded by: " + ", ".join(one_line(i) for i in superseded_by))
+        reason = record.extra_meta.get("retired_reason")
+        if record.status != "active" and isinstance(reason, str) and reason.strip():
+            self.line("retired: " + one_line(reason))
         stale = freshness.line() if freshness is not None else None
         if stale:
             self.line(self.style(one_line(stale), "yellow"))

@@ -334,6 +334,10 @@ def _md_change(change: RecordChange, show_all: bool) -> str:
         lines.append(f"- **file:** {md(change.locator)}")
     if change.changed_fields:
         lines.append(f"- **changed:** {', '.join(md(f) for f in change.changed_fields)}")
+    if change.retired_reason:
+        lines.append(f"- **retired:** {md(change.retired_reason)}")
+    if change.supersedes:
+        lines.append(f"- **supersedes:** {', '.join(md(i) for i in change.supersedes)}")
     for name, before, after in change.changes:
         old, new = word_excerpt(before, after)
         body = f"- {clean(old)}\n+ {clean(new)}" if old or new else ""
@@ -499,6 +503,8 @@ def to_json(review: Review) -> dict[str, Any]:
                 "locator": change.locator,
                 "oldLocator": change.old_locator,
                 "changedFields": change.changed_fields,
+                "retiredReason": change.retired_reason,
+                "supersedes": change.supersedes,
                 "changes": [
                     {"field": name, "before": before, "after": after}
                     for name, before, after in change.changes
@@ -567,6 +573,10 @@ def to_text(review: Review, show_all: bool = False) -> str:
         lines.append(f"         id {plain(change.id or '') or '(none)'}  {plain(where)}")
         if change.changed_fields:
             lines.append(f"         changed: {plain(', '.join(change.changed_fields))}")
+        if change.retired_reason:
+            lines.append(f"         retired: {plain(change.retired_reason)}")
+        if change.supersedes:
+            lines.append(f"         supersedes: {plain(', '.join(change.supersedes))}")
         for name, before, after in change.changes:
             old, new = word_excerpt(before, after)
             lines.append(f"         {plain(name)}: - {plain(old)}")

@@ -38,6 +38,9 @@ class Confidence:
     score: float
     margin: float
     shown: float
+    #: The thresholds it fell short of, as (name, its value, the threshold): empty when
+    #: confident. Kept from the judgement itself, so an explanation cannot disagree with it.
+    short_of: tuple[tuple[str, float, float], ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -57,9 +60,13 @@ def judge(hits: Sequence[TaskHit], position: int, total: int) -> Confidence:
     # a word the record holds where a push shows it.
     visible = hit.score_in(SHOWN_MASK)
     score, margin, shown = hit.score / unit, (hit.score - following) / unit, visible / unit
-    return Confidence(
-        score >= MIN_SCORE and margin >= MIN_MARGIN and shown >= MIN_SHOWN,
-        score,
-        margin,
-        shown,
+    short_of = tuple(
+        (name, value, least)
+        for name, value, least in (
+            ("score", score, MIN_SCORE),
+            ("margin", margin, MIN_MARGIN),
+            ("shown", shown, MIN_SHOWN),
+        )
+        if not value >= least
     )
+    return Confidence(not short_of, score, margin, shown, short_of)

@@ -52,7 +52,7 @@ import functools
 import itertools
 import math
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -418,6 +418,9 @@ class _Postings:
     stem_terms: TermsBySlot
     joined: dict[int, int] = field(default_factory=dict)
     joined_terms: TermsBySlot = field(default_factory=dict)
+    #: The task's other words changed it (stems off, a compound's masks): its parts are the
+    #: task's own, never shared (Shared.parts).
+    adjusted: bool = False
 
 
 def _decode(packed: bytes) -> array[int]:
@@ -542,11 +545,42 @@ def _split_postings(
     return joined, joined_terms
 
 
+#: One record's part of a word's score: fields as written, by stem, by compound or split,
+#: and the part itself (a Part without the word's position).
+_SlotPart = tuple[int, int, int, float]
+#: Words held by fewer records are scored for each task anew (cheap) rather than kept.
+PARTS_SHARED_MIN = 32
+
+
+@dataclass
+class Shared:
+    """What the rankings of many tasks over one index, unchanged, with one set of settings
+    and one ``text_of``, can share (``reliora eval`` ranks one task per record): the store's
+    totals, and each word's postings as found before the task's other words adjust them
+    (:func:`_word_postings` adjusts copies). Only for an index that no longer changes."""
+
+    inverted: InvertedIndex
+    total: int
+    average_size: float
+    postings: dict[tuple[str, tuple[str, str] | None], _Postings] = field(default_factory=dict)
+    #: (word, weight, size-normalised) → slot → its part (see rank_task), for the words whose
+    #: postings no other task word adjusts and that at least PARTS_SHARED_MIN records hold.
+    parts: dict[tuple[str, float, bool], dict[int, _SlotPart]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, inverted: InvertedIndex) -> Shared:
+        docs = inverted.docs
+        total = sum(doc is not None for doc in docs)
+        size = sum(doc.size for doc in docs if doc is not None)
+        return cls(inverted, total, max(size / total, 1.0) if total else 1.0)
+
+
 def _word_postings(
     inverted: InvertedIndex,
     words: Sequence[TaskWord],
     settings: Settings,
     text_of: Callable[[int], str] | None,
+    shared: Shared | None = None,
 ) -> list[_Postings]:
     """Each word's postings, in every way it may match (see the module docstring)."""
     read: dict[int, list[str]] = {}
@@ -560,7 +594,13 @@ def _word_postings(
 
     every = []
     for word in words:
-        if word.halves is not None:
+        key = (word.text, word.halves)
+        kept = shared.postings.get(key) if shared is not None else None
+        if kept is not None:
+            # A copy: the adjustments below replace its stems and edit its compounds' masks.
+            found = _Postings(kept.exact, kept.by_stem, kept.stem_terms, dict(kept.joined),
+                              kept.joined_terms)  # fmt: skip
+        elif word.halves is not None:
             found = _compound_postings(inverted, *word.halves)
         elif settings.prefix:
             found = _prefix_postings(inverted, word.text)
@@ -568,6 +608,9 @@ def _word_postings(
             found = _postings(inverted, word.text, settings.stem_discount > 0)
             if settings.split_discount and text_of is not None:
                 found.joined, found.joined_terms = _split_postings(inverted, word.text, fields_of)
+        if shared is not None and kept is None:
+            shared.postings[key] = _Postings(found.exact, found.by_stem, found.stem_terms,
+                                             dict(found.joined), found.joined_terms)  # fmt: skip
         every.append(found)
     # Stems off where they mislead (Settings.lead_stems): ``times`` of ``times out`` is not
     # ``time`` where the store says ``timeout``.
@@ -584,6 +627,7 @@ def _word_postings(
     for word, found in zip(words, every, strict=True):
         if word.halves is None and word.text in leads:
             found.by_stem, found.stem_terms = {}, {}
+            found.adjusted = True
     # A compound bridges two spellings of one thing: where a field already holds the task's
     # words themselves (``rolling back`` beside ``rollback``), they count, and the compound
     # does not count the same thing again.
@@ -592,6 +636,7 @@ def _word_postings(
         if word.halves is None or not found.joined:
             continue
         halves = [own.get(half) for half in word.halves if half not in STOP_WORDS]
+        found.adjusted = True
         for slot, mask in list(found.joined.items()):
             held = mask
             for half in halves:
@@ -687,6 +732,55 @@ def _weak_words(
     return weak, able
 
 
+def _word_parts(
+    word: TaskWord,
+    found: _Postings,
+    holders: Collection[int],
+    idf: float,
+    settings: Settings,
+    weight_of: Sequence[float],
+    norms: dict[int, tuple[float, ...]] | None,
+    docs: Sequence[IndexedRecord | None],
+    average_size: float,
+) -> dict[int, _SlotPart]:
+    """Slot → the part of ``word`` in the score of each record of ``holders`` (BM25F, see
+    the module docstring), with the fields giving it in each way."""
+    discount = settings.stem_discount
+    k1 = settings.k1
+    size_b = settings.size_b
+    weights = settings.field_weights
+    joined_discount = (
+        settings.compound_discount if word.halves is not None else settings.split_discount
+    )
+    scale = word.weight * idf
+    normalise = size_b and (settings.size_keywords or word.source == "task")
+    exact_of, stem_of, joined_of = found.exact.get, found.by_stem.get, found.joined.get
+    known: dict[int, _SlotPart] = {}
+    # The inner loop of a brief: every record holding a word passes here once per word.
+    for slot in holders:
+        exact = exact_of(slot, 0)
+        joined = joined_of(slot, 0) & ~exact
+        stemmed = stem_of(slot, 0) & ~exact & ~joined
+        if norms is None:
+            tf = weight_of[exact] + discount * weight_of[stemmed]
+            if joined:
+                tf += joined_discount * weight_of[joined]
+            if normalise:
+                size = docs[slot].size  # type: ignore[union-attr]
+                tf /= 1 - size_b + size_b * size / average_size
+        else:
+            norm = norms[slot]
+            tf = sum(
+                weights[k]
+                * (1.0 if exact >> k & 1 else joined_discount if joined >> k & 1 else discount)
+                / norm[k]
+                for k in range(len(INDEX_FIELDS))
+                if (exact | stemmed | joined) >> k & 1
+            )
+        known[slot] = (exact, stemmed, joined, scale * tf / (tf + k1))
+    return known
+
+
 def rank_task(
     inverted: InvertedIndex,
     words: Sequence[TaskWord],
@@ -696,6 +790,7 @@ def rank_task(
     floor: bool = True,
     lengths: Sequence[Sequence[int] | None] | None = None,
     text_of: Callable[[int], str] | None = None,
+    shared: Shared | None = None,
 ) -> list[TaskHit]:
     """The records relevant to ``words``, best first (score, then id), each explained.
 
@@ -704,27 +799,29 @@ def rank_task(
     keeps the records below the relevance floor (the bench measures what it costs).
     ``lengths`` (slot → the tokens in each field, INDEX_FIELDS order) is needed when
     ``settings.b`` is above 0. ``text_of`` (slot → the record's joined field strings,
-    IndexedRecord.text) confirms matches by split; without it there are none.
+    IndexedRecord.text) confirms matches by split; without it there are none. ``shared``
+    (:class:`Shared`, made for this index) keeps what rankings over it have in common.
     """
     settings = settings or Settings()
     docs = inverted.docs
-    total = sum(doc is not None for doc in docs)
+    if shared is not None and shared.inverted is not inverted:
+        shared = None
+    total = shared.total if shared is not None else sum(doc is not None for doc in docs)
     if total == 0 or not words:
         return []
     weight_of = settings.mask_weights()
-    discount = settings.stem_discount
-    k1 = settings.k1
     norms = _norms(docs, lengths, settings) if lengths is not None and settings.b else None
     size_b = settings.size_b
-    average_size = (
-        max(sum(doc.size for doc in docs if doc is not None) / total, 1.0) if size_b else 1.0
-    )
-    weights = settings.field_weights
-    scores: dict[int, float] = {}
-    parts: dict[int, list[Part]] = {}
+    if not size_b:
+        average_size = 1.0
+    elif shared is not None:
+        average_size = shared.average_size
+    else:
+        average_size = max(sum(doc.size for doc in docs if doc is not None) / total, 1.0)
     explained: list[_Word] = []
     considered: list[tuple[TaskWord, _Postings, set[int], float]] = []
-    for word, found in zip(words, _word_postings(inverted, words, settings, text_of), strict=True):
+    postings = _word_postings(inverted, words, settings, text_of, shared)
+    for word, found in zip(words, postings, strict=True):
         holders = found.exact.keys() | found.by_stem.keys() | found.joined.keys()
         df = len(holders)
         if df == 0 or (total >= SMALL_STORE and df > settings.max_df_share * total):
@@ -733,50 +830,64 @@ def rank_task(
     unit = idf_of(1, total)
     least = settings.floor * unit if total >= SMALL_STORE else 0.0
     weak, able = _weak_words(considered, least) if floor else (set(), set())
+    word_parts: list[dict[int, _SlotPart]] = []
     for n, (word, found, holders, idf) in enumerate(considered):
-        if n in weak:  # scored only for the records that can clear the floor (_weak_words)
-            holders = holders & able
-        position = len(explained)
         joined_by = COMPOUND if word.halves is not None else SPLIT
         explained.append(_Word(word.text, idf, found.stem_terms, found.joined_terms, joined_by))
-        joined_discount = (
-            settings.compound_discount if word.halves is not None else settings.split_discount
+        normalise = bool(size_b and (settings.size_keywords or word.source == "task"))
+        key = (word.text, word.weight, normalise)
+        share = (
+            shared is not None
+            and word.halves is None
+            and not found.adjusted
+            and len(holders) >= PARTS_SHARED_MIN
         )
-        scale = word.weight * idf
-        exact_of, stem_of, joined_of = found.exact.get, found.by_stem.get, found.joined.get
-        # The inner loop of a brief: every record holding a word passes here once per word.
-        for slot in holders:
-            exact = exact_of(slot, 0)
-            joined = joined_of(slot, 0) & ~exact
-            stemmed = stem_of(slot, 0) & ~exact & ~joined
-            if norms is None:
-                tf = weight_of[exact] + discount * weight_of[stemmed]
-                if joined:
-                    tf += joined_discount * weight_of[joined]
-                if size_b and (settings.size_keywords or word.source == "task"):
-                    size = docs[slot].size  # type: ignore[union-attr]
-                    tf /= 1 - size_b + size_b * size / average_size
+        known = shared.parts.get(key) if share and shared is not None else None
+        if known is None:
+            if n in weak and not share:  # scored only for the records that can clear the floor
+                holders = holders & able
+            known = _word_parts(
+                word, found, holders, idf, settings, weight_of, norms, docs, average_size
+            )
+            if share and shared is not None:
+                shared.parts[key] = known
+        word_parts.append(known)
+    scores: dict[int, float] = {}
+    parts: dict[int, list[Part]] = {}
+    if floor:
+        # The scores first, then the parts of only the records that clear the floor: most
+        # records holding a common word do not, and their parts would be built for nothing.
+        for n, known in enumerate(word_parts):
+            get = scores.get
+            if n in weak:  # only records holding another word can clear the floor
+                for slot in known.keys() & able:
+                    scores[slot] = get(slot, 0.0) + known[slot][3]
             else:
-                norm = norms[slot]
-                tf = sum(
-                    weights[k]
-                    * (1.0 if exact >> k & 1 else joined_discount if joined >> k & 1 else discount)
-                    / norm[k]
-                    for k in range(len(INDEX_FIELDS))
-                    if (exact | stemmed | joined) >> k & 1
-                )
-            part = scale * tf / (tf + k1)
-            scores[slot] = scores.get(slot, 0.0) + part
-            held = parts.get(slot)
-            if held is None:
-                parts[slot] = [(position, exact, stemmed, joined, part)]
-            else:
-                held.append((position, exact, stemmed, joined, part))
+                for slot, value in known.items():
+                    scores[slot] = get(slot, 0.0) + value[3]
+        for slot, score in scores.items():
+            if score < least:
+                continue
+            held_parts = []
+            for n, known in enumerate(word_parts):
+                found_part = known.get(slot)
+                if found_part is not None:
+                    held_parts.append((n, *found_part))
+            parts[slot] = held_parts
+    else:
+        for n, known in enumerate(word_parts):
+            for slot, value in known.items():
+                scores[slot] = scores.get(slot, 0.0) + value[3]
+                held = parts.get(slot)
+                if held is None:
+                    parts[slot] = [(n, *value)]
+                else:
+                    held.append((n, *value))
     kept_words = tuple(explained)
     hits = []
     bounded = settings.max_words or settings.rarely_shown_cap
-    for slot, score in scores.items():
-        held = parts[slot]
+    for slot, held in parts.items():
+        score = scores[slot]
         # The caps only drop or shrink parts: a record under the floor before them stays under.
         if floor and (score < least or len(held) < settings.min_words):
             continue

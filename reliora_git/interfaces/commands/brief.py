@@ -64,6 +64,25 @@ def brief(
             help="The quiet form agent hooks print: confident lessons in full, the rest a line.",
         ),
     ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="With --push: say why each of the best candidates not pushed in full was left "
+            "out or made a line (rank, score against the floor and thresholds, shared words "
+            'and their fields, the rule). Example: reliora brief --push --explain "the diff '
+            'is truncated"',
+        ),
+    ] = False,
+    why: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--why",
+            metavar="ID",
+            help="With --push: explain this lesson (repeat; implies --explain). Example: "
+            'reliora brief --push "the diff is truncated" --why use-verbose-flag',
+        ),
+    ] = None,
     repo: RepoOption = None,
     json_output: JsonFlag = False,
 ) -> None:
@@ -76,7 +95,9 @@ def brief(
     Whole lessons are left out, and named, to stay within --budget. --push
     gives the form agent hooks print: at most two lessons in full (those the
     ranking is confident about, or about the files), the others one line
-    each, at most five; --json marks each lesson's "form".
+    each, at most five; --json marks each lesson's "form". --explain (and
+    --why ID) adds why lessons were left out or made a line ("explain" in
+    --json).
 
     \b
     Examples:
@@ -84,6 +105,8 @@ def brief(
       reliora brief - --query "pytest timeout ci" < issue.md
       reliora brief --file src/payments/api.py --changes --json
       reliora brief --push "the nightly export job runs out of memory"
+      reliora brief --push --explain "pytest diff output is truncated"
+      reliora brief --push "pytest diff output is truncated" --why use-verbose-flag
     """
     run_brief(
         task,
@@ -94,6 +117,8 @@ def brief(
         budget=budget,
         limit=limit,
         push=push,
+        explain=explain,
+        why=why,
         repo=repo,
         json_output=json_output,
     )

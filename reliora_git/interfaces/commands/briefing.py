@@ -32,6 +32,8 @@ BRIEF_OPTIONS: dict[str, tuple[str, bool]] = {
     "--repo": ("repo", True),
     "--json": ("json_output", False),
     "--push": ("push", False),
+    "--explain": ("explain", False),
+    "--why": ("why", True),
 }
 
 
@@ -45,10 +47,15 @@ def run_brief(
     budget: int | None = None,
     limit: int | None = None,
     push: bool = False,
+    explain: bool = False,
+    why: list[str] | None = None,
     repo: Path | None = None,
     json_output: bool = False,
 ) -> None:
     """The `brief` command once its arguments are parsed (exits through SystemExit on errors)."""
+    if explain or why:
+        _run_explain(task, query, files, changes, base, budget, limit, push, why, repo, json_output)
+        return
     from reliora_git.interfaces.output import emit, print_json
     from reliora_git.operations.brief.full import brief
     from reliora_git.operations.brief.selection import DEFAULT_LIMIT
@@ -82,6 +89,51 @@ def run_brief(
             )
 
 
+def _run_explain(
+    task: str | None,
+    query: str,
+    files: list[str] | None,
+    changes: bool,
+    base: str | None,
+    budget: int | None,
+    limit: int | None,
+    push: bool,
+    why: list[str] | None,
+    repo: Path | None,
+    json_output: bool,
+) -> None:
+    """``brief --push --explain [--why ID]…``: the push, then why lessons were left out or
+    made a line (operations/brief/explain.py)."""
+    from reliora_git.interfaces.output import emit, print_json
+    from reliora_git.operations.brief.explain import explain_document, explain_push
+    from reliora_git.operations.brief.selection import DEFAULT_LIMIT, Situation
+    from reliora_git.records.errors import RelioraError
+    from reliora_git.storage.store import find_store
+
+    with reporting(json_output):
+        if not push:
+            raise RelioraError(
+                "--explain and --why explain a push: add --push "
+                "(reliora brief --push --explain TASK)",
+                code="usage",
+            )
+        situation = Situation(
+            _read_task(task), query, tuple(files or ()), changes, base, limit or DEFAULT_LIMIT
+        )
+        result, explained = explain_push(find_store(repo), situation, why or (), budget=budget)
+        if json_output:
+            print_json({**result.to_json(), "explain": explain_document(explained)})
+            return
+        lines = [result.text() or "(nothing is pushed for this)", ""]
+        if explained:
+            lines.append("Why not (the push's own decisions):")
+            for item in explained:
+                lines += item.lines()
+        else:
+            lines.append("Every candidate is pushed in full; search ranks nothing else.")
+        emit("\n".join(lines))
+
+
 def _read_task(task: str | None) -> str:
     """The task text; ``-`` reads it from stdin (an issue body, a prompt)."""
     if task != "-":
@@ -102,11 +154,12 @@ def parse_brief_argv(args: list[str]) -> dict[str, Any] | None:
 
     Plain means: at most one TASK, ``--opt value`` / ``--opt=value`` / ``-o value``
     (a value neither empty nor starting with ``-``), bare flags, each option once
-    except ``--file``, which may repeat; ``--budget`` and ``--limit`` plain digits.
+    except ``--file`` and ``--why``, which may repeat; ``--budget`` and ``--limit`` plain digits.
     """
     values: dict[str, Any] = {}
     positional: list[str] = []
     files: list[str] = []
+    why: list[str] = []
     pending = iter(args)
     for arg in pending:
         if not arg.startswith("-") or arg == "-":
@@ -127,6 +180,8 @@ def parse_brief_argv(args: list[str]) -> dict[str, Any] | None:
             return None
         if param == "files":
             files.append(value)
+        elif param == "why":
+            why.append(value)
         elif param in values:
             return None
         else:
@@ -143,6 +198,8 @@ def parse_brief_argv(args: list[str]) -> dict[str, Any] | None:
         values["repo"] = Path(values["repo"])
     if files:
         values["files"] = files
+    if why:
+        values["why"] = why
     return {"task": positional[0] if positional else None, **values}
 
 

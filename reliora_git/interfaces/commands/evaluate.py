@@ -21,6 +21,14 @@ def evaluate(
             show_default=False,
         ),
     ] = None,
+    cases_only: Annotated[
+        bool,
+        typer.Option(
+            "--cases",
+            help="Run only the cases of .reliora/eval.toml, not every lesson's reach (seconds, "
+            'for CI on every commit; JSON "reach" is null). Example: reliora eval --cases',
+        ),
+    ] = False,
     json_output: JsonFlag = False,
     repo: RepoOption = None,
 ) -> None:
@@ -32,7 +40,9 @@ def evaluate(
     full = true) or a never lesson is. Then every active lesson is ranked from
     its own task (else its first problem): R@1, R@5, MRR, the lessons its own
     task does not bring into the push (no prompt is likely to), and those that
-    come first for many other lessons' tasks.
+    come first for many other lessons' tasks. A failed case says why each
+    expected lesson was not pushed (or only as a line): the push's own rule.
+    --cases runs the cases alone, without the reach.
 
     Exit status 1 when a case fails or R@5 is under --fail-under; 2 for a bad
     eval.toml (file and line named) or an id that names no record.
@@ -41,6 +51,7 @@ def evaluate(
     Examples:
       reliora eval
       reliora eval --fail-under 0.8 --json
+      reliora eval --cases
     """
     from reliora_git.interfaces.eval_output import to_text
     from reliora_git.interfaces.output import emit, print_json
@@ -48,7 +59,7 @@ def evaluate(
     from reliora_git.storage.store import find_store
 
     with reporting(json_output):
-        report = run_eval(find_store(repo), fail_under)
+        report = run_eval(find_store(repo), fail_under, cases_only=cases_only)
         if json_output:
             print_json(report.to_json())
         else:

@@ -21,7 +21,7 @@ def install_hint() -> str:
         f"({install_command('web')})"
     )
 #: What the web view needs beyond the core (the `web` extra).
-WEB_MODULES = ("starlette", "uvicorn", "jinja2")
+WEB_MODULES = ("starlette", "uvicorn", "jinja2", "markdown_it")
 
 
 def missing_modules() -> list[str]:

@@ -125,6 +125,7 @@ class View:
             autoescape=True,  # every value is escaped unless a template says otherwise
         )
         self.templates.filters["visible"] = _visible
+        self.templates.filters["markdown"] = _markdown
         with self.index() as index:  # loaded once, now: the first page needs no walk
             index.acquire()  # held by the warming thread, which gives it back
         warming = pages.start_warming(store, index, self.memo)  # forks: one thread runs yet
@@ -146,6 +147,13 @@ class View:
         template = self.templates.get_template(name)
         html = template.render(store_root=str(self.store.root), **values)
         return HTMLResponse(html, status_code=status)
+
+
+def _markdown(value: Any) -> Any:
+    """Record text as Markdown, rendered safely (markdown.py)."""
+    from reliora_git.interfaces.web.markdown import render
+
+    return render(str(value))
 
 
 def _visible(value: Any) -> str:
@@ -189,7 +197,16 @@ def build_app(store: Store, state: Path | None, port: int) -> ASGIApp:
         query = params.get("q", "")[: pages.MAX_PROMPT]
         retired = params.get("retired") == "1"
         return pages.lessons_page(
-            store, index, view.memo, query, _int(params.get("page"), 1), retired
+            store,
+            index,
+            view.memo,
+            query,
+            _int(params.get("page"), 1),
+            retired,
+            state=view.state,
+            sort=params.get("sort", "newest"),
+            show=params.get("show", "all"),
+            tag=params.get("tag", "")[:200],
         )
 
     def lesson(request: Request, index: StoreIndex) -> dict[str, Any]:
@@ -204,10 +221,10 @@ def build_app(store: Store, state: Path | None, port: int) -> ASGIApp:
         return pages.guards_page(store, index)
 
     def sessions(request: Request, index: StoreIndex) -> dict[str, Any]:
-        return pages.sessions_page(view.state)
+        return pages.sessions_page(view.state, index)
 
     def session(request: Request, index: StoreIndex) -> dict[str, Any]:
-        return pages.session_page(view.state, request.path_params["session"])
+        return pages.session_page(view.state, request.path_params["session"], index)
 
     def history(request: Request, index: StoreIndex) -> dict[str, Any]:
         return pages.history_page(store, index, view.memo, wait=False)

@@ -22,8 +22,7 @@ from reliora_git.records.errors import RelioraError
 from reliora_git.storage.index import StoreIndex
 from reliora_git.storage.store import Store, check_id
 
-#: Lessons a page of the list shows, and search results shown.
-PAGE_SIZE = 50
+#: Search results shown.
 SEARCH_SHOWN = 20
 #: Related lessons under one lesson.
 RELATED_SHOWN = 5
@@ -76,6 +75,7 @@ def start_warming(store: Store, index: StoreIndex, memo: Memo) -> Callable[[], N
     meanwhile do not share the GIL with it. Its place in the memo is held until the
     answer comes, so a visit waits for it rather than making it a second time.
     """
+    from reliora_git.interfaces.web.listing import created_of
     from reliora_git.storage.parallel import call_forked
 
     making = memo.making("history")
@@ -88,6 +88,8 @@ def start_warming(store: Store, index: StoreIndex, memo: Memo) -> Callable[[], N
 
     def finish() -> None:
         try:
+            with contextlib.suppress(RelioraError, OSError):  # the list's sort keys, first:
+                memo.get("created", index, "", lambda: created_of(index))  # the first page
             with contextlib.suppress(RelioraError, OSError):
                 stale_ids(store, index, memo)
             if future is not None:
@@ -151,10 +153,23 @@ def _marks(index: StoreIndex, slot: int, stale: dict[str, Any]) -> dict[str, Any
 
 
 def lessons_page(
-    store: Store, index: StoreIndex, memo: Memo, query: str, page: int, retired: bool
+    store: Store,
+    index: StoreIndex,
+    memo: Memo,
+    query: str,
+    page: int,
+    retired: bool,
+    *,
+    state: Path | None = None,
+    sort: str = "newest",
+    show: str = "all",
+    tag: str = "",
 ) -> dict[str, Any]:
-    """The lessons: a search (``search --json``'s document, every score field by field), or
-    the whole list a page at a time, retired, stale and guarded ones marked."""
+    """The lessons: a search (``search --json``'s document, every score explained, and
+    whether the push would bring each result for the same text), or the list a page at a
+    time, sorted and filtered (listing.py), retired, stale and guarded ones marked."""
+    from reliora_git.interfaces.web.listing import created_of, list_page
+
     stale = stale_ids(store, index, memo)
     if query.strip():
         from reliora_git.operations.lessons import reads
@@ -162,29 +177,57 @@ def lessons_page(
         result = reads.search(store, query, include_retired=retired, index=index)
         freshness = result.shown_freshness(store, SEARCH_SHOWN)
         document = result.document(SEARCH_SHOWN, freshness)
+        pushed = push_check(store, index, query, [item["id"] for item in document["results"]])
         for item in document["results"]:
             slot = index.slot_of(item["id"])
             item["marks"] = _marks(index, slot, stale) if slot is not None else {}
+            item["push"] = pushed.get(item["id"])
+            item["scoreLine"] = score_line(item)
         return {"query": query, "retired": retired, "search": document}
-    docs = index.inverted.docs
-    slots = sorted(index.slots(), key=lambda s: docs[s].id)  # type: ignore[union-attr]
-    pages = max(1, -(-len(slots) // PAGE_SIZE))
-    page = min(max(page, 1), pages)
-    rows = []
-    for slot in slots[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
-        doc = docs[slot]
-        assert doc is not None
-        rows.append({"id": doc.id, "title": doc.title, "tags": list(doc.tags),
-                     "marks": _marks(index, slot, stale)})  # fmt: skip
-    return {
-        "query": "",
-        "retired": retired,
-        "rows": rows,
-        "pageNumber": page,
-        "pages": pages,
-        "total": len(slots),
-        "staleCount": len(stale),
-    }
+    created = memo.get("created", index, "", lambda: created_of(index))
+    listed = list_page(
+        index,
+        lambda slot: _marks(index, slot, stale),
+        created,
+        state,
+        sort=sort,
+        show=show,
+        tag=tag,
+        page=page,
+    )
+    return {"query": "", "retired": retired, "staleCount": len(stale), **listed}
+
+
+def push_check(
+    store: Store, index: StoreIndex, text: str, ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Id → what the push for ``text`` (a prompt, fresh session) does with each of ``ids``:
+    its form (None: left out) and the rule and reason (brief/explain.py)."""
+    from reliora_git.operations.brief.explain import explain
+    from reliora_git.operations.brief.push import push
+    from reliora_git.operations.brief.selection import Situation
+
+    if not ids:
+        return {}
+    result = push(store, text, index=index)
+    found = explain(result, index, Situation(text), ids)
+    return {item.id: item.to_json() for item in found}
+
+
+def score_line(item: dict[str, Any]) -> str:
+    """A result's score as the CLI's one line (``search``'s explain): the fields that gave
+    it, then the coverage it is multiplied by, then feedback (``title 11.43 + problems
+    10.00 (×0.71 coverage)``)."""
+    from reliora_git.search.rank import FIELDS
+
+    breakdown = item["scoreBreakdown"]
+    parts = [f"{name} {breakdown[name]:.2f}" for name in FIELDS if breakdown.get(name)]
+    if breakdown.get("exactPhrase"):
+        parts.append(f"phrase {breakdown['exactPhrase']:.2f}")
+    line = " + ".join(parts) + f" (×{breakdown['coverageMultiplier']:.2f} coverage)"
+    if breakdown.get("feedback"):
+        line += f" {breakdown['feedback']:+.2f} feedback"
+    return line
 
 
 def lesson_page(store: Store, index: StoreIndex, memo: Memo, record_id: str) -> dict[str, Any]:
@@ -196,6 +239,8 @@ def lesson_page(store: Store, index: StoreIndex, memo: Memo, record_id: str) -> 
 
     shown = reads.show(store, record_id, index)  # the CLI's check of ids: never a path
     record = shown.document()
+    record["supersededTitles"] = {i: title_of(index, i) for i in record.get("supersededBy") or []}
+    record["supersedesTitles"] = {i: title_of(index, i) for i in record.get("supersedes") or []}
     own_id = shown.record.id
     slot = index.slot_of(own_id)
     marks = _marks(index, slot, stale_ids(store, index, memo)) if slot is not None else {}
@@ -252,9 +297,11 @@ def files_of(text: str) -> list[str]:
 
 def try_page(store: Store, index: StoreIndex, prompt: str, files_text: str) -> dict[str, Any]:
     """What the hooks push for ``prompt`` and the files read: ``reliora brief --push PROMPT
-    --file F…`` exactly (a fresh session), and each client's hook output carrying it."""
+    --file F…`` exactly (a fresh session), each client's hook output carrying it, and why
+    the best candidates were not pushed, or only as a line (``brief --push --explain``)."""
     from reliora_git.operations.agents.clients import CLIENTS
-    from reliora_git.operations.brief.push import push
+    from reliora_git.operations.brief.explain import explain_push
+    from reliora_git.operations.brief.selection import Situation
 
     files = files_of(files_text)
     page: dict[str, Any] = {"prompt": prompt, "filesText": files_text, "ran": False}
@@ -262,13 +309,17 @@ def try_page(store: Store, index: StoreIndex, prompt: str, files_text: str) -> d
         return page
     if len(prompt) > MAX_PROMPT:
         raise RelioraError(f"a prompt here is at most {MAX_PROMPT} characters", code="usage")
-    result = push(store, prompt, files=files, index=index)
+    result, explained = explain_push(store, Situation(prompt, files=tuple(files)), index=index)
     text = result.text()
+    document = result.to_json()
+    # In the order the push's text has them: the lessons in full, then the lines.
+    document["lessons"].sort(key=lambda lesson: lesson["form"] != "full")
     page.update(
         ran=True,
         text=text,
         chars=len(text),
-        document=result.to_json(),
+        document=document,
+        explained=[item.to_json() for item in explained],
         clients=[_client_output(name, store.root, prompt, text) for name in CLIENTS],
     )
     return page
@@ -284,13 +335,35 @@ def _client_output(name: str, root: Path, prompt: str, text: str) -> dict[str, A
     if event_name is None or not text:
         return {"client": name, "event": event_name, "output": None}
     event = HookEvent("prompt", event_name, "", root, prompt=prompt)
-    return {"client": name, "event": event_name, "output": module.render_output(event, text)}
+    output = module.render_output(event, text)
+    return {"client": name, "event": event_name, "output": readable_json(output)}
+
+
+def readable_json(output: str) -> str:
+    """A client's JSON output as a person reads it: indented, every character as itself
+    (no ``\\u2039`` escapes; the page escapes the text, and shows invisible ones)."""
+    import json
+
+    try:
+        return json.dumps(json.loads(output), indent=2, ensure_ascii=False)
+    except ValueError:
+        return output
 
 
 def guards_page(store: Store, index: StoreIndex) -> dict[str, Any]:
     from reliora_git.operations.guards.listing import list_guards
 
-    return list_guards(store, index).to_json()
+    document = list_guards(store, index).to_json()
+    for guard in document["guards"]:
+        guard["title"] = title_of(index, guard["record"])
+    return document
+
+
+def title_of(index: StoreIndex, record_id: str) -> str:
+    """The title of the record ``record_id`` ('' when the store has no such record)."""
+    slot = index.slot_of(record_id)
+    doc = index.inverted.docs[slot] if slot is not None else None
+    return doc.title if doc is not None else ""
 
 
 def stale_page(store: Store, index: StoreIndex, memo: Memo) -> dict[str, Any]:
@@ -300,7 +373,10 @@ def stale_page(store: Store, index: StoreIndex, memo: Memo) -> dict[str, Any]:
         slot = index.slot_of(record_id)
         doc = index.inverted.docs[slot] if slot is not None else None
         rows.append({"id": record_id, "title": doc.title if doc else "", "freshness": fresh})
-    return {"stale": rows}
+    # Only a lesson that names paths can go stale: say so when none does.
+    docs = index.inverted.docs
+    with_paths = sum(bool(docs[slot].paths) for slot in index.slots())  # type: ignore[union-attr]
+    return {"stale": rows, "withPaths": with_paths}
 
 
 def history_page(store: Store, index: StoreIndex, memo: Memo, wait: bool = True) -> dict[str, Any]:
@@ -320,16 +396,26 @@ def history_page(store: Store, index: StoreIndex, memo: Memo, wait: bool = True)
     return memo.get("history", index, head_of(store), make)  # type: ignore[no-any-return]
 
 
-def sessions_page(state: Path | None) -> dict[str, Any]:
+def sessions_page(state: Path | None, index: StoreIndex) -> dict[str, Any]:
     from reliora_git.operations.agents.ledger import recent_sessions
 
-    return {"sessions": [log.to_json() for log in recent_sessions(state)]}
+    sessions = []
+    for log in recent_sessions(state):
+        document = log.to_json()
+        ids = list(dict.fromkeys(lesson for p in log.pushes for lesson, _ in p.lessons))
+        document["lessons"] = [{"id": i, "title": title_of(index, i)} for i in ids]
+        sessions.append(document)
+    return {"sessions": sessions}
 
 
-def session_page(state: Path | None, session: str) -> dict[str, Any]:
+def session_page(state: Path | None, session: str, index: StoreIndex) -> dict[str, Any]:
     from reliora_git.operations.agents.ledger import session_log
 
-    return session_log(state, session).to_json()
+    document = session_log(state, session).to_json()
+    for push in document["pushes"]:
+        for lesson in push["lessons"]:
+            lesson["title"] = title_of(index, lesson["id"])
+    return document
 
 
 def checked_id(value: str) -> str:

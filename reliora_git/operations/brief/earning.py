@@ -31,6 +31,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from reliora_git.operations.brief.reasons import NO_LINE_WORD, NO_OWN_WORD, WEAK_WORDS, Reason
 from reliora_git.search.taskrank import TaskHit, WordMatch
 
 #: Fields a line stands on (SPEC.md §14.2): what the lesson is about (title, tags) and how
@@ -81,7 +82,36 @@ def shown_on_line(matches: Sequence[WordMatch]) -> list[WordMatch]:
 
 def earns_line(matches: Sequence[WordMatch]) -> bool:
     """A telling shared word is in the lesson's title, tags or asked-as lines."""
-    return bool(shown_on_line(matches))
+    return no_line(matches) is None
+
+
+#: Shared words named in a reason.
+WORDS_IN_REASON = 4
+
+
+def no_line(matches: Sequence[WordMatch]) -> Reason | None:
+    """Why ``matches`` earn no line (None: they do): the test of :func:`earns_line`."""
+    if shown_on_line(matches):
+        return None
+    told = telling_matches(matches)
+    if not told:
+        weak = ", ".join(dict.fromkeys(m.word for m in matches)) or "nothing"
+        return Reason(
+            WEAK_WORDS,
+            "it shares only numbers, version strings, words under three letters or "
+            f"fragments of contractions ({weak})",
+        )
+    return Reason(
+        NO_LINE_WORD,
+        f"no word it shares is in its title, tags or asked-as lines (it shares {held_where(told)})",
+    )
+
+
+def held_where(matches: Sequence[WordMatch], count: int = WORDS_IN_REASON) -> str:
+    """``word (field, field); …`` for the first ``count`` matches, and how many more."""
+    shown = "; ".join(f"{m.word} ({', '.join(m.fields)})" for m in matches[:count])
+    more = f"; {len(matches) - count} more" if len(matches) > count else ""
+    return shown + more
 
 
 @dataclass(frozen=True)
@@ -106,6 +136,19 @@ class Holders:
     def earns_full(self, matches: Sequence[WordMatch]) -> bool:
         """A word of its own among the candidates, or enough telling words in its line fields
         (the ranking's confidence is judged apart: search/confidence.py)."""
-        return bool(self.own_words(matches)) or len(shown_on_line(matches)) >= (
-            TITLE_WORDS_FOR_FULL
+        return self.no_full(matches) is None
+
+    def no_full(self, matches: Sequence[WordMatch]) -> Reason | None:
+        """Why ``matches`` do not earn a full entry (None: they do): :meth:`earns_full`."""
+        if self.own_words(matches):
+            return None
+        on_line = shown_on_line(matches)
+        if len(on_line) >= TITLE_WORDS_FOR_FULL:
+            return None
+        return Reason(
+            NO_OWN_WORD,
+            "every word it shares is held by another candidate too, and "
+            f"{len(on_line)} telling word{'' if len(on_line) == 1 else 's'} of the task "
+            f"{'is' if len(on_line) == 1 else 'are'} in its title, tags or asked-as lines "
+            f"(in full needs {TITLE_WORDS_FOR_FULL})",
         )

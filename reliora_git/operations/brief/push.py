@@ -28,11 +28,14 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reliora_git.operations.brief.earning import Holders, earns_line, shown_on_line, telling
+from reliora_git.operations.brief import reasons
+from reliora_git.operations.brief.earning import Holders, no_line, shown_on_line, telling
 from reliora_git.operations.brief.full import CHARS_PER_TOKEN, check_budget
+from reliora_git.operations.brief.reasons import Reason
 from reliora_git.operations.brief.selection import (
     DEFAULT_LIMIT,
     Lesson,
+    Selection,
     Situation,
     add_freshness,
     select,
@@ -78,6 +81,9 @@ class Candidate:
     line_earned: bool = True
     full: str = ""
     line: str = ""
+    #: Why it does not earn a full entry, or a line (earning.py), when it does not.
+    full_refused: Reason | None = None
+    line_refused: Reason | None = None
 
     @property
     def about_files(self) -> bool:
@@ -94,6 +100,16 @@ class Candidate:
     def earns_entry(self) -> bool:
         """Any entry at all: about a file, in full, or a line that shows why (earning.py)."""
         return self.about_files or self.confident or self.line_earned
+
+    def why_full(self) -> Reason:
+        """Why it is in full when nothing caps it (or, when not :attr:`confident`, why not)."""
+        return reasons.why_full(
+            self.about_files, self.confidence, self.full_earned, self.full_refused
+        )
+
+    def why_out(self) -> Reason:
+        """Why it earns no entry at all (only when not :attr:`earns_entry`)."""
+        return reasons.why_out(self.line_refused)
 
 
 @dataclass
@@ -114,6 +130,10 @@ class Push:
     candidates: list[Candidate] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)
     rendered: str = ""
+    #: Each candidate's id → why it has its form or was left out (compose's own decisions).
+    decisions: dict[str, Reason] = field(default_factory=dict)
+    #: What the push was selected from (its task hits above the floor, their count).
+    selection: Selection | None = None
 
     @property
     def used(self) -> int:
@@ -181,13 +201,18 @@ def candidates(
     history): ``review`` pushes from trees that are not checked out (evaluation/).
     """
     chosen = select(store, situation, index=index, settings=settings)
+    return chosen.files, candidates_of(store, chosen, freshness)
+
+
+def candidates_of(store: Store, chosen: Selection, freshness: bool = True) -> list[Candidate]:
+    """The lessons of ``chosen`` judged and rendered in both forms (see :func:`candidates`)."""
     found = judged(chosen.lessons, chosen.hits, chosen.total)
     if found:
         if freshness:
             add_freshness(store, chosen.index, [c.lesson for c in found])
         for candidate in found:
             _render(candidate, chosen.index.record_json(_slot(chosen.index, candidate)))
-    return chosen.files, found
+    return found
 
 
 def judged(lessons: Sequence[Lesson], hits: Sequence[TaskHit], total: int) -> list[Candidate]:
@@ -200,12 +225,16 @@ def judged(lessons: Sequence[Lesson], hits: Sequence[TaskHit], total: int) -> li
     for lesson in lessons:
         at = position.get(lesson.id)
         confidence = judge(hits, at, total) if at is not None else None
+        full_refused = holders.no_full(lesson.matches)
+        line_refused = no_line(lesson.matches)
         found.append(
             Candidate(
                 lesson,
                 confidence,
-                full_earned=holders.earns_full(lesson.matches),
-                line_earned=earns_line(lesson.matches),
+                full_earned=full_refused is None,
+                line_earned=line_refused is None,
+                full_refused=full_refused,
+                line_refused=line_refused,
             )
         )
     return found
@@ -233,9 +262,12 @@ def push(
     """``reliora brief --push``: the push for a situation, outside any session."""
     situation = Situation(task, query, tuple(files), changes, base, limit)
     budget = check_budget(store, budget)
-    wanted, found = candidates(store, situation, index=index, settings=settings)
-    result = Push(task, wanted, budget, found)
-    result.entries, result.rendered = compose(found, limit=budget * CHARS_PER_TOKEN)
+    chosen = select(store, situation, index=index, settings=settings)
+    found = candidates_of(store, chosen)
+    result = Push(task, chosen.files, budget, found, selection=chosen)
+    result.entries, result.rendered = compose(
+        found, limit=budget * CHARS_PER_TOKEN, decisions=result.decisions
+    )
     return result
 
 
@@ -247,47 +279,77 @@ def compose(
     pushed: Mapping[str, str] | None = None,
     read: Collection[str] = (),
     limit: int | None = None,
+    decisions: dict[str, Reason] | None = None,
 ) -> tuple[list[Entry], str]:
     """The entries and text of a push of ``found``.
 
     ``pushed`` maps the ids a session already got to their form: those are left out, except
     that a lesson pushed as a line comes in full once when it is about a file in ``read``.
     ``limit`` caps the text's characters: full lessons turn into lines from the last, then
-    entries are left out from the end.
+    entries are left out from the end. ``decisions``, when given, is filled with each
+    candidate's id → the reason for its form or for leaving it out (reasons.py).
     """
     pushed = pushed or {}
+    why: dict[str, Reason] = {} if decisions is None else decisions
     entries: list[Entry] = []
     fulls = 0
     for candidate in found:
-        if not candidate.earns_entry:
-            continue
         lesson = candidate.lesson
+        if len(entries) >= MAX_ENTRIES:
+            why[lesson.id] = Reason(
+                reasons.MAX_ENTRIES, f"left out: {MAX_ENTRIES} entries came before it"
+            )
+            continue
+        if not candidate.earns_entry:
+            why[lesson.id] = candidate.why_out()
+            continue
         before = pushed.get(lesson.id)
         if before == "full":
+            why[lesson.id] = _pushed_before("in full")
             continue
         if before is not None:  # a line so far: in full once, when a file it is about is read
             if not any(path in read for path in lesson.paths):
+                why[lesson.id] = _pushed_before("as a line")
                 continue
             form = "full"
+            why[lesson.id] = Reason(
+                reasons.ABOUT_FILE, "in full once: a file it is about was read after its line"
+            )
         else:
+            why[lesson.id] = candidate.why_full()
             form = "full" if candidate.confident else "line"
         if form == "full" and fulls >= MAX_FULL:
             if before is not None:
+                why[lesson.id] = _pushed_before("as a line, and two lessons in full came first")
                 continue
             form = "line"
+            why[lesson.id] = Reason(
+                reasons.MAX_FULL, f"a line, not in full: {MAX_FULL} lessons in full came first"
+            )
         fulls += form == "full"
         entries.append(Entry(candidate, form))
-        if len(entries) >= MAX_ENTRIES:
-            break
     text = render_push(entries)
     while limit is not None and entries and len(text) > limit:
         full = [i for i, entry in enumerate(entries) if entry.form == "full"]
+        budget = f"the push reached its budget ({limit} characters)"
         if full:
-            entries[full[-1]].form = "line"
+            entry = entries[full[-1]]
+            entry.form = "line"
+            why[entry.candidate.lesson.id] = Reason(
+                reasons.BUDGET, f"a line, not in full: {budget}"
+            )
         else:
-            entries.pop()
+            entry = entries.pop()
+            why[entry.candidate.lesson.id] = Reason(reasons.BUDGET, f"left out: {budget}")
         text = render_push(entries)
     return entries, text
+
+
+def _pushed_before(form: str) -> Reason:
+    return Reason(
+        reasons.PUSHED_BEFORE,
+        f"left out: pushed {form} earlier in this session (a lesson is pushed once a session)",
+    )
 
 
 @dataclass
@@ -306,17 +368,22 @@ def session_step(
     chars: int,
     read: Collection[str],
     budget: int,
+    decisions: dict[str, Reason] | None = None,
 ) -> Step:
     """The push of ``found`` in a session that already got ``pushed`` (id → form) and
     ``chars`` characters, within ``budget`` (push_session_budget; 0: no cap).
 
     The hooks (agents/hook.py) and ``reliora eval`` (evaluation/) both push through this.
     """
-    entries, text = compose(found, pushed, read)
+    entries, text = compose(found, pushed, read, decisions=decisions)
     left = budget - chars
     if entries and budget and len(text) > left:
-        entries, text = compose(found, pushed, read, limit=left)
+        entries, text = compose(found, pushed, read, limit=left, decisions=decisions)
         if not entries:  # something new to say, and no room left for it this session
+            if decisions is not None:
+                spent = Reason(reasons.BUDGET, "left out: the session's pushes reached "
+                               "push_session_budget")  # fmt: skip
+                decisions.update(dict.fromkeys(decisions, spent))
             return Step([], SPENT, spent=True)
     return Step(entries, text)
 

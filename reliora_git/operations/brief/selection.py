@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reliora_git.records.errors import RelioraError
-from reliora_git.search.taskrank import Settings, TaskHit, WordMatch, rank_task, task_words
+from reliora_git.search.taskrank import (
+    Settings,
+    Shared,
+    TaskHit,
+    WordMatch,
+    rank_task,
+    task_words,
+)
 from reliora_git.storage.index import StoreIndex, open_index
 from reliora_git.storage.store import Store
 
@@ -103,6 +110,8 @@ class Selection:
     retired: int
     #: Records with a score in this store, for the confidence rule (search/confidence.py).
     total: int
+    #: The most lessons the situation takes (Situation.limit).
+    limit: int = DEFAULT_LIMIT
 
 
 def select(
@@ -133,11 +142,15 @@ def select(
             lessons.append(lesson_of(hit))
             chosen.add(hit.doc.id)
     total = sum(doc is not None for doc in index.inverted.docs)
-    return Selection(index, wanted, lessons, hits, len(retired), total)
+    return Selection(index, wanted, lessons, hits, len(retired), total, limit)
 
 
 def task_hits(
-    index: StoreIndex, task: str, query: str = "", settings: Settings | None = None
+    index: StoreIndex,
+    task: str,
+    query: str = "",
+    settings: Settings | None = None,
+    shared: Shared | None = None,
 ) -> tuple[list[TaskHit], set[str]]:
     """The active records the task ranks above the floor, best first, and the ids of the
     retired or superseded ones it ranks there too (``reliora eval`` ranks with this)."""
@@ -149,6 +162,7 @@ def task_hits(
         settings,
         admit=lambda doc: True,
         text_of=index.text_of,  # confirms a task word written as two words (taskrank.py)
+        shared=shared,
     )
     retired = {hit.doc.id for hit in hits if not hit.doc.is_active}
     return [hit for hit in hits if hit.doc.is_active], retired

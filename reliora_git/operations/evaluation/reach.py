@@ -30,6 +30,7 @@ from reliora_git.operations.brief.earning import shown_on_line
 from reliora_git.operations.brief.push import compose, judged
 from reliora_git.operations.brief.selection import DEFAULT_LIMIT, lesson_of, task_hits
 from reliora_git.operations.brief.text import one_line
+from reliora_git.search.taskrank import Shared
 from reliora_git.storage.index import StoreIndex
 
 #: Records first for at least this many other records' tasks are named.
@@ -204,14 +205,17 @@ def reach(index: StoreIndex) -> Reach:
 
 def _judge_all(asked: Sequence[tuple[int, str, str]]) -> list[Reached]:
     index = _SHARED[-1]
-    total = sum(doc is not None for doc in index.inverted.docs)
-    return [_judge(index, total, *item) for item in asked]
+    # The index does not change while the reach runs: its totals and each word's postings are
+    # found once for all the tasks (search/taskrank.py ``Shared``), not once a task.
+    shared = Shared.of(index.inverted)
+    return [_judge(index, shared, *item) for item in asked]
 
 
-def _judge(index: StoreIndex, total: int, slot: int, text: str, source: str) -> Reached:
+def _judge(index: StoreIndex, shared: Shared, slot: int, text: str, source: str) -> Reached:
     doc = index.inverted.docs[slot]
     assert doc is not None
-    hits, _ = task_hits(index, text)
+    total = shared.total
+    hits, _ = task_hits(index, text, shared=shared)
     ids = [hit.doc.id for hit in hits]
     rank = ids.index(doc.id) + 1 if doc.id in ids else None
     on_line = bool(rank is not None and shown_on_line(hits[rank - 1].matches))

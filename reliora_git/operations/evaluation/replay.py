@@ -12,9 +12,10 @@ the git directory, so an eval writes nothing and no earlier session counts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reliora_git.operations.brief import push
+from reliora_git.operations.brief.reasons import Reason
 from reliora_git.operations.brief.selection import Situation
 from reliora_git.operations.evaluation.cases import Case
 from reliora_git.operations.paths import in_store_folder
@@ -50,11 +51,14 @@ def replay(
     budget: int,
     *,
     freshness: bool = True,
+    decisions: dict[str, Reason] | None = None,
 ) -> list[Pushed]:
     """The lessons ``case``'s session is pushed, in the order first pushed, with their form.
 
     ``budget``: the store's ``push_session_budget``. ``freshness=False``: no ``stale:`` line
-    (for trees that are not checked out: it only lengthens a lesson's text).
+    (for trees that are not checked out: it only lengthens a lesson's text). ``decisions``,
+    when given, gets each candidate's reason for its form (brief/reasons.py): the first
+    event's that made it a candidate, unless a later one pushed it in full.
     """
     forms: dict[str, str] = {}
     titles: dict[str, str] = {}
@@ -63,7 +67,12 @@ def replay(
         _, found = push.candidates(store, situation, index=index, freshness=freshness)
         if not found:
             continue
-        step = push.session_step(found, forms, chars, read, budget)
+        step_why: dict[str, Reason] | None = {} if decisions is not None else None
+        step = push.session_step(found, forms, chars, read, budget, step_why)
+        if decisions is not None and step_why is not None:
+            for record_id, reason in step_why.items():
+                if record_id not in decisions or reason.rule in _FULL_RULES:
+                    decisions[record_id] = reason
         if step.spent:
             break
         chars += len(step.text)
@@ -73,6 +82,9 @@ def replay(
             if forms.get(lesson.id) != "full":
                 forms[lesson.id] = entry.form
     return [Pushed(record_id, titles[record_id], form) for record_id, form in forms.items()]
+
+
+_FULL_RULES = ("full", "about_file")
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,8 @@ class Verdict:
     missing: tuple[tuple[str, str], ...]
     #: ``never`` ids that were pushed, with their form.
     unwanted: tuple[Pushed, ...]
+    #: Expected id → why it was not pushed, or only as a line (the push's own reason).
+    why: dict[str, Reason] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -99,9 +113,15 @@ class Verdict:
             "files": list(self.case.files),
             "passed": self.passed,
             "pushed": [p.to_json() for p in self.pushed],
-            "missing": [{"id": i, "got": got} for i, got in self.missing],
+            "missing": [
+                {"id": i, "got": got, **_why_json(self.why.get(i))} for i, got in self.missing
+            ],
             "unwanted": [p.to_json() for p in self.unwanted],
         }
+
+
+def _why_json(reason: Reason | None) -> dict[str, str]:
+    return {} if reason is None else {"rule": reason.rule, "why": reason.text}
 
 
 def judge(case: Case, pushed: Sequence[Pushed]) -> Verdict:

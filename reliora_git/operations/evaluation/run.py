@@ -4,9 +4,10 @@ over the store index every command reads."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from reliora_git.operations.brief.reasons import Reason
 from reliora_git.operations.evaluation.cases import EVAL_FILE, check_ids, read_cases
 from reliora_git.operations.evaluation.reach import Reach, reach
 from reliora_git.operations.evaluation.replay import Verdict, judge, replay
@@ -19,7 +20,8 @@ from reliora_git.storage.store import Store
 @dataclass
 class EvalReport:
     verdicts: list[Verdict]
-    reach: Reach
+    #: None with ``--cases``: the cases only.
+    reach: Reach | None
     fail_under: float | None
     seconds: float
 
@@ -30,7 +32,11 @@ class EvalReport:
     @property
     def under(self) -> bool:
         """R@5 is under ``--fail-under``."""
-        return self.fail_under is not None and self.reach.recall(5) < self.fail_under
+        return (
+            self.fail_under is not None
+            and self.reach is not None
+            and self.reach.recall(5) < self.fail_under
+        )
 
     @property
     def passed(self) -> bool:
@@ -42,7 +48,7 @@ class EvalReport:
             "file": EVAL_FILE,
             "cases": [v.to_json() for v in self.verdicts],
             "failedCases": len(self.failed_cases),
-            "reach": self.reach.to_json(),
+            "reach": None if self.reach is None else self.reach.to_json(),
             "failUnder": self.fail_under,
             "seconds": round(self.seconds, 3),
         }
@@ -59,16 +65,50 @@ def run_cases(store: Store, index: StoreIndex) -> list[Verdict]:
     known = {doc.id for doc in index.all_docs if doc is not None}
     check_ids(cases, known)
     budget = load_config(store).push_session_budget
-    return [judge(case, replay(store, index, case, budget)) for case in cases]
+    verdicts = []
+    for case in cases:
+        decisions: dict[str, Reason] = {}
+        verdict = judge(case, replay(store, index, case, budget, decisions=decisions))
+        if verdict.missing:
+            verdict = replace(verdict, why=why_missing(store, index, verdict, decisions))
+        verdicts.append(verdict)
+    return verdicts
 
 
-def run_eval(store: Store, fail_under: float | None = None) -> EvalReport:
+def why_missing(
+    store: Store, index: StoreIndex, verdict: Verdict, decisions: dict[str, Reason]
+) -> dict[str, Reason]:
+    """Why each expected lesson of a failed case was not pushed, or only as a line: the
+    session's own reason when it was a candidate, else why the prompt's push does not
+    consider it (brief/explain.py: under the floor, past the limit, retired…)."""
+    from reliora_git.operations.brief.explain import explain
+    from reliora_git.operations.brief.push import push
+    from reliora_git.operations.brief.selection import Situation
+
+    found = {i: decisions[i] for i, _ in verdict.missing if i in decisions}
+    rest = [i for i, _ in verdict.missing if i not in found]
+    if rest:
+        result = push(store, verdict.case.prompt, index=index)
+        for item in explain(result, index, Situation(verdict.case.prompt), rest):
+            found[item.id] = item.reason
+    return found
+
+
+def run_eval(
+    store: Store, fail_under: float | None = None, *, cases_only: bool = False
+) -> EvalReport:
+    """The cases, then (unless ``cases_only``) every lesson's reach."""
     check_fail_under(fail_under)
+    if cases_only and fail_under is not None:
+        raise RelioraError(
+            "--fail-under judges the reach, which --cases leaves out: use one or the other",
+            code="usage",
+        )
     started = time.perf_counter()
     index = open_index(store)
     try:
         verdicts = run_cases(store, index)
-        reached = reach(index)
+        reached = None if cases_only else reach(index)
     finally:
         index.close()
     return EvalReport(verdicts, reached, fail_under, time.perf_counter() - started)

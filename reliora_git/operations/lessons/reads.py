@@ -185,6 +185,9 @@ class Shown:
         document = show_document(self.record, self.feedback, events, self.superseded_by)
         document["freshness"] = self.freshness.to_json() if self.freshness else None
         document["history"] = self.history.to_json() if self.history else None
+        reason = self.record.extra_meta.get("retired_reason")
+        if self.record.status != "active" and isinstance(reason, str) and reason.strip():
+            document["retiredReason"] = reason
         if self.warnings:
             document["warnings"] = [error.to_json()["error"] for error in self.warnings]
         return document

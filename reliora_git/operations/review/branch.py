@@ -74,6 +74,10 @@ class RecordChange:
     feedback: list[FeedbackEvent] = field(default_factory=list)
     #: The guards the change adds to the record, modifies or turns on (SPEC.md §15).
     guards: list[GuardChange] = field(default_factory=list)
+    #: Why the record is retired (``retire --reason``), when head has it retired.
+    retired_reason: str | None = None
+    #: The records this one supersedes (head's ``supersedes``).
+    supersedes: list[str] = field(default_factory=list)
 
     @property
     def invalid(self) -> bool:
@@ -360,6 +364,8 @@ def _withhold(change: RecordChange, findings: list[Finding]) -> None:
     fields = {finding.field for finding in findings}
     if "title" in fields:
         change.title = WITHHELD
+    if any(name.startswith("retired_reason") for name in fields):
+        change.retired_reason = WITHHELD
     change.record_problems = [
         WITHHELD if f"problems[{n}]" in fields else item
         for n, item in enumerate(change.record_problems, 1)
@@ -433,7 +439,18 @@ def _change(
         record.id if record and record.id else None,
         record.title if record else "",
         record_problems=list(record.problems) if record else [],
+        retired_reason=retired_reason(record) if kind != "removed" else None,
+        supersedes=list(record.supersedes) if record and kind != "removed" else [],
     )
+
+
+def retired_reason(record: Record | None) -> str | None:
+    """Why ``record`` is retired (``retire --reason``, front matter ``retired_reason``), or
+    None when it is not retired or says nothing."""
+    if record is None or record.status == "active":
+        return None
+    reason = record.extra_meta.get("retired_reason")
+    return reason if isinstance(reason, str) and reason.strip() else None
 
 
 def field_changes(

@@ -22,7 +22,7 @@ from typing import Any
 from reliora_git.gitrepo import git
 from reliora_git.operations.evaluation.cases import EVAL_FILE, Case, parse_cases
 from reliora_git.operations.evaluation.reach import own_task
-from reliora_git.operations.evaluation.replay import Pushed, replay
+from reliora_git.operations.evaluation.replay import Pushed, judge, replay
 from reliora_git.records.errors import RelioraError
 from reliora_git.storage.config import load_config
 from reliora_git.storage.gitfiles import EXPERIENCES, FEEDBACK, GitFiles
@@ -55,6 +55,13 @@ class PromptDiff:
     files: tuple[str, ...]
     base: list[Pushed]
     head: list[Pushed]
+    #: For an eval case: whether it passes at base and at head (None for a record's task).
+    passed: tuple[bool, bool] | None = None
+
+    @property
+    def flips(self) -> bool:
+        """An eval case that passes on one side and fails on the other."""
+        return self.passed is not None and self.passed[0] != self.passed[1]
 
     @property
     def entering(self) -> list[Pushed]:
@@ -94,6 +101,9 @@ class PromptDiff:
                 {"id": c.id, "title": c.title, "base": c.base, "head": c.head}
                 for c in self.form_changes
             ],
+            "passed": None
+            if self.passed is None
+            else {"base": self.passed[0], "head": self.passed[1]},
         }
 
 
@@ -112,6 +122,11 @@ class ContextDiff:
     def count(self, kind: str) -> int:
         return sum(p.kind == kind for p in self.prompts)
 
+    @property
+    def flipped(self) -> list[PromptDiff]:
+        """The eval cases whose result changes: passing at base and failing at head, or back."""
+        return [p for p in self.prompts if p.flips]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "compared": {"cases": self.count("case"), "records": self.count("record")},
@@ -119,6 +134,14 @@ class ContextDiff:
             "casesError": None if self.cases_error is None else str(self.cases_error),
             "recordsLeftOut": self.records_left_out,
             "prompts": [p.to_json() for p in self.prompts],
+            "casesChanged": [
+                {
+                    "label": p.label,
+                    "base": "passed" if p.passed and p.passed[0] else "failed",
+                    "head": "passed" if p.passed and p.passed[1] else "failed",
+                }
+                for p in self.flipped
+            ],
         }
 
 
@@ -176,17 +199,13 @@ _SHARED: list[tuple[Store, StoreIndex, StoreIndex, int]] = []
 
 def _diff_all(prompts: Sequence[tuple[str, Case]]) -> list[PromptDiff]:
     store, base_index, head_index, budget = _SHARED[-1]
-    return [
-        PromptDiff(
-            kind,
-            case.label,
-            case.prompt,
-            case.files,
-            replay(store, base_index, case, budget, freshness=False),
-            replay(store, head_index, case, budget, freshness=False),
-        )
-        for kind, case in prompts
-    ]
+    found = []
+    for kind, case in prompts:
+        base = replay(store, base_index, case, budget, freshness=False)
+        head = replay(store, head_index, case, budget, freshness=False)
+        passed = (judge(case, base).passed, judge(case, head).passed) if kind == "case" else None
+        found.append(PromptDiff(kind, case.label, case.prompt, case.files, base, head, passed))
+    return found
 
 
 def head_cases(store: Store, commit: str, prefix: str) -> list[Case]:
