@@ -157,3 +157,28 @@ def test_help_shows_the_options_with_examples(cli: Cli) -> None:
     done = cli("brief", "--help")
     assert "--explain" in done.stdout and "--why" in done.stdout
     assert "reliora brief --push --explain" in done.stdout
+
+
+def test_the_mcp_brief_tool_explains_a_lesson_the_push_leaves_out(til_corpus: Path) -> None:
+    """`brief` with `why` (accepted, not listed: it is for a person or an agent debugging a
+    push) answers with the brief and the same explanation as `brief --push --why`."""
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the optional `mcp` extra (2.x)")
+    from tests.test_mcp import document, reliora_mcp, run
+
+    found: list[dict[str, object]] = []
+
+    async def scenario() -> None:
+        async with reliora_mcp(til_corpus, all_tools=False) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert "why" not in tools["brief"].input_schema["properties"]
+            reply = await session.call_tool("brief", {"task": BELOW_PROMPT, "why": [BELOW]})
+            found.append(document(reply))
+
+    run(scenario)
+    [answer] = found
+    assert "lessons" in answer
+    [item] = answer["explain"]  # type: ignore[misc]
+    assert item["id"] == BELOW and item["rule"] == reasons.BELOW_FLOOR
+    cli = Cli(til_corpus)
+    same = cli.json("brief", "--push", "--why", BELOW, BELOW_PROMPT)["explain"]
+    assert same == [item]

@@ -90,6 +90,7 @@ UNLISTED: dict[str, frozenset[str]] = {
         }
     ),
     "history": frozenset({"since", "sessions"}),
+    "brief": frozenset({"why"}),
 }
 
 Ids = list[str] | None
@@ -117,9 +118,12 @@ def register(server: _Server, repo: Path | None, running: Calls, all_tools: bool
         task: Annotated[str, Field(description="The task as given.")] = "",
         query: Annotated[str, Field(description="Your keywords for it.")] = "",
         files: Annotated[Texts, Field(description="Repository-relative paths.")] = None,
+        why: Ids = None,
     ) -> CallToolResult:
         return await running.run(
-            lambda: answer(indexed(lambda s, index: brief_tool(s, task, query, files, index)))
+            lambda: answer(
+                indexed(lambda s, index: brief_tool(s, task, query, files, index, why))
+            )
         )
 
     @server.tool(name="show", description=mcp_help.SHOW, annotations=READS)

@@ -166,12 +166,21 @@ def brief_tool(
     query: str,
     files: list[str] | None,
     index: StoreIndex | None = None,
+    why: list[str] | None = None,
 ) -> Reply:
     from reliora_git.operations.brief.full import brief
 
     # The JSON is what the client receives: it is counted against the budget, not the text.
     result = brief(store, task, query=query, files=files or [], index=index)
-    return Reply(result.json_within_budget())
+    document = result.json_within_budget()
+    if why is not None:  # why the push, for the same words, leaves these out or makes lines
+        from reliora_git.operations.brief.explain import explain_document, explain_push
+        from reliora_git.operations.brief.selection import Situation
+
+        situation = Situation(task, query, tuple(files or ()))
+        _, explained = explain_push(store, situation, why, index=index)
+        document = {**document, "explain": explain_document(explained)}
+    return Reply(document)
 
 
 # --- results ---------------------------------------------------------------------------------
