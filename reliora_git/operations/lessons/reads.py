@@ -203,31 +203,30 @@ def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Sh
         if index.folder_errors:  # the likely reason: say it
             raise RelioraError(f"{exc.message}; {index.folder_errors[0]}", code=exc.code) from None
         raise
-    doc = index.inverted.docs[slot]
-    assert doc is not None
-    entry = read_entry(doc.locator, _read_file(store, doc.locator))
+    record_id, locator = index.identity(slot)
+    entry = read_entry(locator, _read_file(store, locator))
     if not entry.usable or entry.record is None:
         raise entry.first_error()  # changed since the walk, a moment ago
     from reliora_git.records.credentials import mask_record
 
     mask_record(entry.record)  # shown, never a secret it holds (check reports the file)
     events = []
-    for locator in index.event_locators_of(doc.id):
+    for event_locator in index.event_locators_of(record_id):
         try:
-            events.append(parse_event(_read_file(store, locator), locator))
+            events.append(parse_event(_read_file(store, event_locator), event_locator))
         except RecordError:
             continue  # changed since the walk: it counts for nothing, as in search
-    summary = index.feedback.get(doc.id) or FeedbackSummary()
-    superseded_by = index.superseded_by.get(doc.id, [])
+    summary = index.feedback.get(record_id) or FeedbackSummary()
+    superseded_by = index.superseded_by.get(record_id, [])
     if superseded_by:
         entry.record.status = "superseded"  # derived, whatever the file says (SPEC.md §11)
     from reliora_git.operations.freshness import Subject, freshness, freshness_events, history_of
 
     paths = tuple(entry.record.paths)
-    read = freshness_events(index.event_locators, index.event_values, {doc.id})
-    subject = Subject(doc.id, doc.locator, paths, read.get(doc.id, ()))
-    fresh = freshness(store, [subject])[doc.id]
-    history = history_of(store, doc.locator)
+    read = freshness_events(index.event_locators, index.event_values, {record_id})
+    subject = Subject(record_id, locator, paths, read.get(record_id, ()))
+    fresh = freshness(store, [subject])[record_id]
+    history = history_of(store, locator)
     return Shown(entry.record, summary, events, index.folder_errors, superseded_by, fresh, history)
 
 

@@ -1,0 +1,279 @@
+"""The index file: what one walk of the store needs, each part decoded only when used.
+
+The store index (index.py) is saved as named *sections*, each marshalled on its
+own: the walk's files and their values, the feedback files and theirs, and the
+record table (:class:`RecordTable`) are decoded by every command; the terms,
+postings, records, segment locations, check problems and secret scans only by
+the commands that read them. A one-record command (``show``, ``feedback``) thus
+decodes neither the postings nor the records, and ``list`` no postings.
+
+Layout: ``MAGIC``, the length and CRC-32 of a header, the header (marshal of the
+code stamp and each section's name, offset, length and CRC-32), then the
+sections. Every CRC is checked when the file is opened (a damaged section found
+only later could no longer be recovered from), so a file that is truncated,
+damaged or written by other code is ignored whole, and only costs a rebuild.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import threading
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reliora_git.search.inverted import InvertedIndex
+from reliora_git.search.rank import IndexedRecord
+from reliora_git.storage.cache import MAGIC, Value, cache_file, code_stamp, write_atomic
+
+_new_tuple = tuple.__new__
+#: (severity, message, line) of what ``check`` reports for a file by itself.
+ProblemTuple = tuple[str, str, "int | None"]
+#: What ``check`` needs of a file with problems: (claimed id or None, usable, problems).
+CheckInfo = tuple["str | None", bool, tuple[ProblemTuple, ...]]
+#: (field, line, kind, masked) of each secret found in a record (credentials.Finding).
+Scans = dict[tuple[int, bool], tuple[tuple[str, int, str, str], ...]]
+#: A walk's files as stored: (locator, size, mtime_ns, None), sorted by locator.
+Files = list[tuple[str, int, int, None]]
+#: Sections every command decodes; the others are decoded on first use.
+EAGER = ("files", "values", "event_files", "event_values", "table")
+LAZY = ("terms", "postings", "docs", "blobs", "checks", "scans")
+_HEAD = len(MAGIC) + 8
+
+
+@dataclass(frozen=True)
+class RecordTable:
+    """The live records (usable, id owned) of one index state, without decoding the records.
+
+    Derived from the state's files, values and records (build.py), so it is exactly
+    what the records would give: one-record commands resolve an id from it.
+    """
+
+    #: Live records in path order: id, slot, locator.
+    ids: list[str]
+    slots: list[int]
+    locators: list[str]
+    #: Positions (into ``ids``) in id order, for prefixes.
+    order: list[int]
+    #: Record id → the active records that supersede it (SPEC.md §11).
+    superseded_by: dict[str, list[str]]
+    #: Why each record file that search leaves out is skipped: (message, locator, line).
+    skipped: list[tuple[str, str, int | None]]
+
+    def to_plain(self) -> tuple[Any, ...]:
+        return (self.ids, self.slots, self.locators, self.order, self.superseded_by, self.skipped)
+
+    @classmethod
+    def from_plain(cls, plain: Any) -> RecordTable:
+        return cls(*plain)
+
+
+class IndexState:
+    """What the index file holds (and an MCP server keeps between calls).
+
+    ``files`` and ``values`` are the record files as stored and their values (a slot
+    of ``inverted``, or an error value); ``event_files`` and ``event_values`` the same
+    for feedback files. The other parts are decoded from the file on first use.
+    """
+
+    def __init__(
+        self,
+        files: Files,
+        values: list[Any],
+        event_files: Files,
+        event_values: list[Value],
+        *,
+        inverted: InvertedIndex | None = None,
+        blobs: list[Any] | None = None,
+        checks: dict[str, CheckInfo] | None = None,
+        scans: Scans | None = None,
+        table: RecordTable | None = None,
+        sections: Callable[[str], Any] | None = None,
+    ) -> None:
+        self.files = files
+        self.values = values
+        self.event_files = event_files
+        self.event_values = event_values
+        #: The record table of this state (None: derive it from the records when needed).
+        self.table = table
+        self._inverted = inverted
+        self._blobs = blobs
+        self._checks = checks
+        self._scans = scans
+        self._sections = sections
+        self._decoding = threading.Lock()  # an MCP server's calls may decode at once
+        #: Guards ``scans``: the one part of a state that calls add to while other threads
+        #: (an MCP server's) copy it into the next state or write it (see :meth:`scans_copy`).
+        self.scans_lock = threading.Lock()
+
+    def _section(self, name: str) -> Any:
+        assert self._sections is not None
+        return self._sections(name)
+
+    @property
+    def inverted(self) -> InvertedIndex:
+        """Terms, postings and records (slot → record without its text, or None)."""
+        if self._inverted is None:
+            with self._decoding:
+                if self._inverted is None:
+                    docs = [
+                        None if doc is None else _new_tuple(IndexedRecord, doc)
+                        for doc in self._section("docs")
+                    ]
+                    terms, postings = self._section("terms"), self._section("postings")
+                    self._inverted = InvertedIndex(terms, postings, docs)
+        return self._inverted
+
+    @property
+    def blobs(self) -> list[Any]:
+        """Slot → where its segment value (record text, record JSON) is, or None."""
+        if self._blobs is None:
+            with self._decoding:
+                if self._blobs is None:
+                    self._blobs = self._section("blobs")
+        return self._blobs
+
+    @property
+    def checks(self) -> dict[str, CheckInfo]:
+        """Locator → what check reports for a file with problems (files without have none)."""
+        if self._checks is None:
+            with self._decoding:
+                if self._checks is None:
+                    self._checks = self._section("checks")
+        return self._checks
+
+    @property
+    def scans(self) -> Scans:
+        """(slot, entropy plugins on) → the secrets found in that record (Finding fields)."""
+        if self._scans is None:
+            with self._decoding:
+                if self._scans is None:
+                    self._scans = self._section("scans")
+        return self._scans
+
+    @scans.setter
+    def scans(self, value: Scans) -> None:
+        self._scans = value
+
+    def remember_scan(
+        self, key: tuple[int, bool], found: tuple[tuple[str, int, str, str], ...]
+    ) -> None:
+        scans = self.scans
+        with self.scans_lock:
+            scans[key] = found
+
+    def scans_copy(self) -> Scans:
+        """The scans as they are now, for a reader that iterates them."""
+        scans = self.scans
+        with self.scans_lock:
+            return dict(scans)
+
+    @classmethod
+    def empty(cls) -> IndexState:
+        return cls([], [], [], [], inverted=InvertedIndex.empty(), blobs=[], checks={}, scans={})
+
+    def sections(self) -> dict[str, Any]:
+        """Every section as plain data, for :func:`write_state`."""
+        inv = self.inverted
+        return {
+            "files": self.files,
+            "values": self.values,
+            "event_files": self.event_files,
+            "event_values": self.event_values,
+            "table": None if self.table is None else self.table.to_plain(),
+            "terms": inv.terms,
+            "postings": inv.postings,
+            "docs": [None if doc is None else tuple(doc) for doc in inv.docs],
+            "blobs": self.blobs,
+            "checks": self.checks,
+            "scans": self.scans_copy(),
+        }
+
+
+def index_file(root: Path, source: object | None = None) -> Path | None:
+    """The index of the working tree, or (``source`` given) of files kept in git.
+
+    Files kept in git are keyed by blob id, so the staged store and the trees
+    ``review`` reads share one index of their own, patched from one to the next.
+    """
+    path = cache_file(root)
+    return None if path is None else path.with_suffix(".index-git" if source else ".index")
+
+
+def read_state(path: Path, root: Path) -> IndexState | None:
+    """The state :func:`write_state` saved for the store at ``root``, or None if not usable.
+
+    None for a missing, unreadable, truncated or damaged file, and for one written by
+    other code (cache.code_stamp): each only costs the time to rebuild it.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(MAGIC) or len(data) < _HEAD:
+        return None
+    size = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 4], "big")
+    crc = int.from_bytes(data[len(MAGIC) + 4 : _HEAD], "big")
+    view = memoryview(data)
+    header = view[_HEAD : _HEAD + size]
+    if len(header) != size or zlib.crc32(header) != crc:
+        return None
+    try:
+        stamp, toc = marshal.loads(header)
+        places = {
+            name: (int(at), int(length), int.from_bytes(sum_, "big"))
+            for name, (at, length, sum_) in toc
+        }
+    except (EOFError, ValueError, TypeError, AttributeError):
+        return None
+    if stamp != code_stamp(root) or set(places) != {*EAGER, *LAZY}:
+        return None
+    body = _HEAD + size
+    for at, length, sum_ in places.values():
+        start = body + at
+        if start + length > len(data) or zlib.crc32(view[start : start + length]) != sum_:
+            return None
+
+    def section(name: str) -> Any:
+        at, length, _ = places[name]
+        return marshal.loads(view[body + at : body + at + length])
+
+    try:
+        files, values = section("files"), section("values")
+        event_files, event_values = section("event_files"), section("event_values")
+        table = section("table")
+        if not (len(files) == len(values) and len(event_files) == len(event_values)):
+            return None
+        return IndexState(
+            files,
+            values,
+            event_files,
+            event_values,
+            table=None if table is None else RecordTable.from_plain(table),
+            sections=section,
+        )
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def write_state(path: Path, root: Path, state: IndexState) -> None:
+    """Write ``state`` atomically, section by section (see the module docstring); errors
+    only cost speed."""
+    pieces: list[bytes] = []
+    # CRCs as 4 bytes: as ints, marshal writes those over 2**31 longer, and the file's size
+    # would vary with the random segment names the sections hold.
+    toc: list[tuple[str, tuple[int, int, bytes]]] = []
+    at = 0
+    for name, plain in state.sections().items():
+        data = marshal.dumps(plain)
+        toc.append((name, (at, len(data), zlib.crc32(data).to_bytes(4, "big"))))
+        pieces.append(data)
+        at += len(data)
+    header = marshal.dumps((code_stamp(root), toc))
+    head = MAGIC + len(header).to_bytes(4, "big") + zlib.crc32(header).to_bytes(4, "big")
+    # A read-only .git or a full disk costs speed, never a result.
+    with contextlib.suppress(OSError):
+        write_atomic(path, [head, header, *pieces])
