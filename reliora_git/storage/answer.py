@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import marshal
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -36,7 +37,7 @@ from reliora_git.storage.cache import Value
 from reliora_git.storage.indexfile import CheckInfo, IndexState, RecordTable
 from reliora_git.storage.segments import Location, Segments
 from reliora_git.storage.store import FileEntry, ScannedFile, Store, check_id, read_text
-from reliora_git.storage.values import indexed_value
+from reliora_git.storage.values import SegmentValue, indexed_value, segment_value
 
 if TYPE_CHECKING:
     from reliora_git.records.credentials import Finding
@@ -83,7 +84,8 @@ class StoreIndex:
         self._by_fingerprint: dict[str, list[int]] | None = None
         self._masks: dict[str, dict[int, int]] = {}
         #: Segment values read so far.
-        self._blobs_read: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._blobs_read: dict[int, SegmentValue] = {}
+        self._json_read: dict[int, dict[str, Any]] = {}
         #: Who holds this index (see :meth:`acquire`); the segments close when nobody does.
         self._references = 1
         self._references_lock = threading.Lock()
@@ -133,7 +135,7 @@ class StoreIndex:
 
     # --- one record's cached values ------------------------------------------------------
 
-    def _blob(self, slot: int) -> tuple[str, dict[str, Any]]:
+    def _blob(self, slot: int) -> SegmentValue:
         found = self._blobs_read.get(slot)
         if found is not None:
             return found
@@ -143,13 +145,16 @@ class StoreIndex:
             return found  # type: ignore[no-any-return]
         location = self.blobs[slot] if slot < len(self.blobs) else None
         value = None if location is None else self.segments.read(location)
-        if not (isinstance(value, tuple) and len(value) == 2):
+        return self._kept_blob(slot, value)
+
+    def _kept_blob(self, slot: int, value: Any) -> SegmentValue:
+        if not (isinstance(value, tuple) and len(value) == 3):
             # Gone or damaged: the file itself says the same (it is as the walk saw it).
             doc = self.inverted.docs[slot]
             assert doc is not None
             value = _parse_blob(self.store, doc.locator, self.source)
         self._blobs_read[slot] = value
-        return value
+        return value  # type: ignore[no-any-return]
 
     def text_of(self, slot: int) -> str:
         """The record's field strings joined (IndexedRecord.text: search's nine, then asked-as)."""
@@ -157,7 +162,33 @@ class StoreIndex:
 
     def record_json(self, slot: int) -> dict[str, Any]:
         """The record as ``show --json`` and ``list --json`` give it."""
-        return self._blob(slot)[1]
+        found = self._json_read.get(slot)
+        if found is None:
+            kept = self._blob(slot)[1]
+            found = self._json_read[slot] = kept if isinstance(kept, dict) else json.loads(kept)
+        return found
+
+    def record_lines(self, slots: list[int]) -> list[tuple[str, str]]:
+        """(JSON of the record on one line, its ``created``) of each of ``slots``, read in
+        segment order, one read per segment: ``list --json`` prints the lines as they are."""
+        blobs = self.blobs
+        wanted = [
+            (slot, location)
+            for slot in slots
+            if slot not in self._blobs_read
+            and slot not in self.fresh
+            and (location := blobs[slot] if slot < len(blobs) else None) is not None
+        ]
+        for (slot, _), value in zip(
+            wanted, self.segments.read_many([loc for _, loc in wanted]), strict=True
+        ):
+            self._kept_blob(slot, value)
+        found: list[tuple[str, str]] = []
+        for slot in slots:
+            _, kept, created = self._blob(slot)
+            line = json.dumps(kept, ensure_ascii=False) if isinstance(kept, dict) else kept
+            found.append((line, created))
+        return found
 
     def full_doc(self, slot: int) -> IndexedRecord:
         doc = self.inverted.docs[slot]
@@ -427,7 +458,7 @@ def _written_json(text: str | None, locator: str) -> dict[str, Any] | None:
         return None
 
 
-def _parse_blob(store: Store, locator: str, source: GitFiles | None) -> tuple[str, dict[str, Any]]:
+def _parse_blob(store: Store, locator: str, source: GitFiles | None) -> SegmentValue:
     if source is not None:
         file = next(f for f in source.records if f.locator == locator)
         text = source.texts([file])[0]
@@ -443,4 +474,4 @@ def _parse_blob(store: Store, locator: str, source: GitFiles | None) -> tuple[st
     value = indexed_value(locator, text)
     if value[0] != "doc":
         raise RelioraError(f"changed while it was read: {value[1]}", path=locator)
-    return value[1][IndexedRecord._fields.index("text")], value[2]
+    return segment_value(value[1][IndexedRecord._fields.index("text")], value[2])

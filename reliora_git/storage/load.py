@@ -38,6 +38,7 @@ from reliora_git.storage.values import (
     error_value,
     event_value,
     indexed_value,
+    segment_value,
     shared,
 )
 
@@ -203,7 +204,7 @@ def index_piece(root: str, items: Sequence[Item]) -> Piece:
         if value[0] == "doc":
             _, fields, as_json, problems, record_terms = value
             doc = _new_tuple(IndexedRecord, fields)
-            blobs[slot] = marshal.dumps((doc.text, as_json))
+            blobs[slot] = marshal.dumps(segment_value(doc.text, as_json))
             terms.append((slot, record_terms))
             value = ("doc", tuple(doc._replace(text="")), problems)
         results.append((slot, value, True))

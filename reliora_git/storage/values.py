@@ -118,6 +118,23 @@ def indexed_value(locator: str, text: str) -> Value:
     return ("error", error.message, error.line, claimed, problems)
 
 
+#: A record's segment value: its field strings joined, its JSON as one line (or, when that
+#: line would not read back as the very same value, the JSON itself), and its ``created``.
+SegmentValue = tuple[str, "str | dict[str, Any]", str]
+
+
+def segment_value(text: str, as_json: dict[str, Any]) -> SegmentValue:
+    """What a segment keeps of a record (segments.py): ``list --json`` prints the line as it
+    is, and every other reader loads it."""
+    import json
+
+    line = json.dumps(as_json, ensure_ascii=False)
+    # Equal only when the JSON reads back as it was (a tuple would come back a list).
+    kept: str | dict[str, Any] = line if json.loads(line) == as_json else as_json
+    created = as_json.get("created")
+    return text, kept, created if isinstance(created, str) else ""
+
+
 def entry_problems(entry: Entry) -> tuple[tuple[str, str, int | None], ...]:
     """What ``check`` reports of one file by itself: its read error first, then its problems."""
     found = [] if entry.error is None else [("error", entry.error.message, entry.error.line)]

@@ -251,15 +251,53 @@ class Listing:
 def list_records(store: Store, tag: str | None = None) -> Listing:
     """Records newest first (created, then id); ``tag`` filters case-insensitively."""
     index = open_index(store)
-    docs = index.inverted.docs
-    slots = index.slots()
-    if tag is not None:
-        wanted = tag.casefold()
-        slots = [s for s in slots if any(t.casefold() == wanted for t in docs[s].tags)]  # type: ignore[union-attr]
-    records = [_listed(index, slot) for slot in slots]
+    records = [_listed(index, slot) for slot in _tagged(index, tag)]
     records.sort(key=lambda r: r["id"])
     records.sort(key=lambda r: r["created"] or "", reverse=True)
     return Listing(records, index.skipped)
+
+
+@dataclass
+class ListedLines:
+    #: Each record of ``list --json`` as one line of JSON, newest first.
+    lines: list[str]
+    skipped: list[RelioraError]
+
+
+def list_lines(store: Store, tag: str | None = None) -> ListedLines:
+    """:func:`list_records` as lines of JSON, streamed from the record table and the segments
+    (each record's line is kept there as it is printed): no record is decoded, nor ranked."""
+    import json
+
+    index = open_index(store)
+    slots = _tagged(index, tag)
+    docs = index.inverted.docs if tag else None  # decoded for the tags already
+    ids = index.table.ids if docs is None else [docs[s].id for s in slots]  # type: ignore[union-attr]
+    found = index.record_lines(slots)
+    rows = [(record_id, *line) for record_id, line in zip(ids, found, strict=True)]
+    rows.sort(key=lambda row: row[0])
+    rows.sort(key=lambda row: row[2], reverse=True)
+    lines: list[str] = []
+    for record_id, line, _ in rows:
+        superseded_by = index.superseded_by.get(record_id, [])
+        if superseded_by:  # derived, whatever the file says (see _listed)
+            data = dict(json.loads(line))
+            data["status"] = "superseded"
+            data["supersededBy"] = list(superseded_by)
+            lines.append(json.dumps(data, ensure_ascii=False))
+        else:  # the same text json.dumps gives the record with "supersededBy": [] added
+            lines.append(f'{line[:-1]}, "supersededBy": []}}')
+    return ListedLines(lines, index.skipped)
+
+
+def _tagged(index: StoreIndex, tag: str | None) -> list[int]:
+    """The live records' slots in path order; ``tag`` keeps those with it (any case)."""
+    slots = index.slots()
+    if tag is None:
+        return slots
+    docs = index.inverted.docs
+    wanted = tag.casefold()
+    return [s for s in slots if any(t.casefold() == wanted for t in docs[s].tags)]  # type: ignore[union-attr]
 
 
 def _listed(index: StoreIndex, slot: int) -> dict[str, Any]:
