@@ -94,6 +94,12 @@ class Built:
     def saved_state(self) -> IndexState:
         """What to write: this run's index without the files too young to cache."""
         loaded, state = self.loaded, self.state
+        event_files, event_values = loaded.events.stored() or (
+            state.event_files,
+            state.event_values,
+        )
+        if not loaded.patched:  # the records are the state's: only feedback files changed
+            return state.with_events(event_files, event_values)
         files, values = loaded.records.stored() or (state.files, state.values)
         inverted = self.all_records
         blobs = self.blobs
@@ -111,10 +117,6 @@ class Built:
             blobs = moved
         else:
             blobs = [loc if slot in kept else None for slot, loc in enumerate(blobs)]
-        event_files, event_values = loaded.events.stored() or (
-            state.event_files,
-            state.event_values,
-        )
         stored = {loc for loc, *_ in files}
         checks = {loc: info for loc, info in self.checks.items() if loc in stored}
         scans = {

@@ -73,17 +73,33 @@ def open_index(
         state = previous
         if state is None and path is not None:
             state = read_state(path, root)
+        kept = state is not None  # else the file is missing or unusable: write it anew
         state = state or IndexState.empty()
         segments = Segments(path)
         loaded = load(locate(store, source), state, segments)
         built = build(loaded)
         index = StoreIndex(built, segments, path, save_state)
     if save and path is not None and loaded.changed:
-        index.state = built.saved_state()
-        write_state(path, root, index.state)
-        segments.remove_unused({loc[0] for loc in index.state.blobs if loc is not None})
-        _remove_legacy(path)
+        saved = index.state = built.saved_state()
+        if not kept or _holds_more(saved, state):
+            write_state(path, root, saved)
+            segments.remove_unused({loc[0] for loc in saved.blobs if loc is not None})
+            _remove_legacy(path)
     return index
+
+
+def _holds_more(saved: IndexState, state: IndexState) -> bool:
+    """Whether ``saved`` caches other files than ``state`` (the state it was read from) did.
+
+    Files written within the racy window (cache.RACY_NS) are parsed by every command and
+    never cached: while one is there, writing the index again would only cost time.
+    """
+    return (
+        saved.files != state.files
+        or saved.values != state.values
+        or saved.event_files != state.event_files
+        or saved.event_values != state.event_values
+    )
 
 
 #: Cache files of earlier versions, beside the index: the value caches of the search and the

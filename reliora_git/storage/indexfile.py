@@ -92,6 +92,7 @@ class IndexState:
         scans: Scans | None = None,
         table: RecordTable | None = None,
         sections: Callable[[str], Any] | None = None,
+        raw: Callable[[str], bytes] | None = None,
     ) -> None:
         self.files = files
         self.values = values
@@ -104,6 +105,8 @@ class IndexState:
         self._checks = checks
         self._scans = scans
         self._sections = sections
+        #: A section's bytes as read, for writing again a part never decoded.
+        self._raw = raw
         self._decoding = threading.Lock()  # an MCP server's calls may decode at once
         #: Guards ``scans``: the one part of a state that calls add to while other threads
         #: (an MCP server's) copy it into the next state or write it (see :meth:`scans_copy`).
@@ -175,22 +178,53 @@ class IndexState:
     def empty(cls) -> IndexState:
         return cls([], [], [], [], inverted=InvertedIndex.empty(), blobs=[], checks={}, scans={})
 
-    def sections(self) -> dict[str, Any]:
-        """Every section as plain data, for :func:`write_state`."""
-        inv = self.inverted
-        return {
-            "files": self.files,
-            "values": self.values,
-            "event_files": self.event_files,
-            "event_values": self.event_values,
-            "table": None if self.table is None else self.table.to_plain(),
-            "terms": inv.terms,
-            "postings": inv.postings,
-            "docs": [None if doc is None else tuple(doc) for doc in inv.docs],
-            "blobs": self.blobs,
-            "checks": self.checks,
-            "scans": self.scans_copy(),
+    def with_events(self, event_files: Files, event_values: list[Value]) -> IndexState:
+        """This state with other feedback files: its other parts shared, decoded or not."""
+        state = IndexState(
+            self.files,
+            self.values,
+            event_files,
+            event_values,
+            table=self.table,
+            sections=self._sections,
+            raw=self._raw,
+        )
+        state._inverted, state._blobs = self._inverted, self._blobs
+        state._checks, state._scans = self._checks, self._scans
+        return state
+
+    def sections(self) -> dict[str, bytes]:
+        """Every section marshalled, for :func:`write_state`; a part never decoded is
+        written as it was read."""
+        out = {
+            name: marshal.dumps(value)
+            for name, value in (
+                ("files", self.files),
+                ("values", self.values),
+                ("event_files", self.event_files),
+                ("event_values", self.event_values),
+                ("table", None if self.table is None else self.table.to_plain()),
+            )
         }
+        raw = self._raw
+        if raw is not None and self._inverted is None:
+            out.update(terms=raw("terms"), postings=raw("postings"), docs=raw("docs"))
+        else:
+            inv = self.inverted
+            docs = [None if doc is None else tuple(doc) for doc in inv.docs]
+            out.update(
+                terms=marshal.dumps(inv.terms),
+                postings=marshal.dumps(inv.postings),
+                docs=marshal.dumps(docs),
+            )
+        undecoded = {"blobs": self._blobs, "checks": self._checks, "scans": self._scans}
+        for name, part in undecoded.items():
+            if raw is not None and part is None:
+                out[name] = raw(name)
+        out.setdefault("blobs", marshal.dumps(self.blobs))
+        out.setdefault("checks", marshal.dumps(self.checks))
+        out.setdefault("scans", marshal.dumps(self.scans_copy()))
+        return out
 
 
 def index_file(root: Path, source: object | None = None) -> Path | None:
@@ -237,6 +271,10 @@ def read_state(path: Path, root: Path) -> IndexState | None:
         if start + length > len(data) or zlib.crc32(view[start : start + length]) != sum_:
             return None
 
+    def raw(name: str) -> bytes:
+        at, length, _ = places[name]
+        return bytes(view[body + at : body + at + length])
+
     def section(name: str) -> Any:
         at, length, _ = places[name]
         return marshal.loads(view[body + at : body + at + length])
@@ -254,6 +292,7 @@ def read_state(path: Path, root: Path) -> IndexState | None:
             event_values,
             table=None if table is None else RecordTable.from_plain(table),
             sections=section,
+            raw=raw,
         )
     except (EOFError, ValueError, TypeError):
         return None
@@ -267,8 +306,7 @@ def write_state(path: Path, root: Path, state: IndexState) -> None:
     # would vary with the random segment names the sections hold.
     toc: list[tuple[str, tuple[int, int, bytes]]] = []
     at = 0
-    for name, plain in state.sections().items():
-        data = marshal.dumps(plain)
+    for name, data in state.sections().items():
         toc.append((name, (at, len(data), zlib.crc32(data).to_bytes(4, "big"))))
         pieces.append(data)
         at += len(data)
