@@ -124,10 +124,7 @@ class Built:
             for (slot, entropy), found in state.scans_copy().items()
             if slot in kept
         }
-        store = loaded.located.store
-        live, skipped = _visible(store, saved, [file[0] for file in files], values)
-        live, superseded_by = _superseded(live)
-        table = record_table(live, values, skipped, superseded_by)
+        # Its record table is derived when it is written (see :meth:`table_of`).
         return IndexState(
             files,
             values,
@@ -137,8 +134,17 @@ class Built:
             blobs=blobs,
             checks=checks,
             scans=scans,
-            table=table,
         )
+
+    def table_of(self, saved: IndexState) -> RecordTable:
+        """The record table of a state :meth:`saved_state` made (the live records it holds)."""
+        if saved.table is not None:
+            return saved.table
+        store = self.loaded.located.store
+        locators = [file[0] for file in saved.files]
+        live, skipped = _visible(store, saved.inverted, locators, saved.values)
+        live, superseded_by = _superseded(live)
+        return record_table(live, saved.values, skipped, superseded_by)
 
 
 def build(loaded: Loaded) -> Built:

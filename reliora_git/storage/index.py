@@ -82,6 +82,7 @@ def open_index(
     if save and path is not None and loaded.changed:
         saved = index.state = built.saved_state()
         if not kept or _holds_more(saved, state):
+            saved.table = built.table_of(saved)
             write_state(path, root, saved)
             segments.remove_unused({loc[0] for loc in saved.blobs if loc is not None})
             _remove_legacy(path)

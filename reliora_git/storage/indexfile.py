@@ -20,10 +20,9 @@ import contextlib
 import marshal
 import threading
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from reliora_git.search.inverted import InvertedIndex
 from reliora_git.search.rank import IndexedRecord
@@ -91,8 +90,7 @@ class IndexState:
         checks: dict[str, CheckInfo] | None = None,
         scans: Scans | None = None,
         table: RecordTable | None = None,
-        sections: Callable[[str], Any] | None = None,
-        raw: Callable[[str], bytes] | None = None,
+        parts: dict[str, bytes] | None = None,
     ) -> None:
         self.files = files
         self.values = values
@@ -104,17 +102,17 @@ class IndexState:
         self._blobs = blobs
         self._checks = checks
         self._scans = scans
-        self._sections = sections
-        #: A section's bytes as read, for writing again a part never decoded.
-        self._raw = raw
+        #: The sections not decoded yet, as read (each is dropped once decoded), so that a
+        #: part never decoded is written again as it was read.
+        self._parts = parts or {}
         self._decoding = threading.Lock()  # an MCP server's calls may decode at once
         #: Guards ``scans``: the one part of a state that calls add to while other threads
         #: (an MCP server's) copy it into the next state or write it (see :meth:`scans_copy`).
         self.scans_lock = threading.Lock()
 
     def _section(self, name: str) -> Any:
-        assert self._sections is not None
-        return self._sections(name)
+        """A section decoded (its bytes are let go: nothing holds the file's text twice)."""
+        return marshal.loads(self._parts.pop(name))
 
     @property
     def inverted(self) -> InvertedIndex:
@@ -186,8 +184,7 @@ class IndexState:
             event_files,
             event_values,
             table=self.table,
-            sections=self._sections,
-            raw=self._raw,
+            parts=dict(self._parts),
         )
         state._inverted, state._blobs = self._inverted, self._blobs
         state._checks, state._scans = self._checks, self._scans
@@ -206,9 +203,9 @@ class IndexState:
                 ("table", None if self.table is None else self.table.to_plain()),
             )
         }
-        raw = self._raw
-        if raw is not None and self._inverted is None:
-            out.update(terms=raw("terms"), postings=raw("postings"), docs=raw("docs"))
+        parts = dict(self._parts)  # taken now: another thread may decode one meanwhile
+        if self._inverted is None and {"terms", "postings", "docs"} <= parts.keys():
+            out.update(terms=parts["terms"], postings=parts["postings"], docs=parts["docs"])
         else:
             inv = self.inverted
             docs = [None if doc is None else tuple(doc) for doc in inv.docs]
@@ -219,8 +216,8 @@ class IndexState:
             )
         undecoded = {"blobs": self._blobs, "checks": self._checks, "scans": self._scans}
         for name, part in undecoded.items():
-            if raw is not None and part is None:
-                out[name] = raw(name)
+            if part is None and name in parts:
+                out[name] = parts[name]
         out.setdefault("blobs", marshal.dumps(self.blobs))
         out.setdefault("checks", marshal.dumps(self.checks))
         out.setdefault("scans", marshal.dumps(self.scans_copy()))
@@ -244,45 +241,43 @@ def read_state(path: Path, root: Path) -> IndexState | None:
     other code (cache.code_stamp): each only costs the time to rebuild it.
     """
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            return _read_sections(handle, root)
     except OSError:
         return None
-    if not data.startswith(MAGIC) or len(data) < _HEAD:
+
+
+def _read_sections(handle: BinaryIO, root: Path) -> IndexState | None:
+    """:func:`read_state` of an open file: each section read by itself, every CRC checked."""
+    head = handle.read(_HEAD)
+    if not head.startswith(MAGIC) or len(head) < _HEAD:
         return None
-    size = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 4], "big")
-    crc = int.from_bytes(data[len(MAGIC) + 4 : _HEAD], "big")
-    view = memoryview(data)
-    header = view[_HEAD : _HEAD + size]
-    if len(header) != size or zlib.crc32(header) != crc:
+    size = int.from_bytes(head[len(MAGIC) : len(MAGIC) + 4], "big")
+    header = handle.read(size)
+    if len(header) != size or zlib.crc32(header) != int.from_bytes(head[len(MAGIC) + 4 :], "big"):
         return None
     try:
         stamp, toc = marshal.loads(header)
-        places = {
-            name: (int(at), int(length), int.from_bytes(sum_, "big"))
+        places = sorted(
+            (int(at), int(length), int.from_bytes(sum_, "big"), name)
             for name, (at, length, sum_) in toc
-        }
+        )
     except (EOFError, ValueError, TypeError, AttributeError):
         return None
-    if stamp != code_stamp(root) or set(places) != {*EAGER, *LAZY}:
+    if stamp != code_stamp(root) or {place[3] for place in places} != {*EAGER, *LAZY}:
         return None
-    body = _HEAD + size
-    for at, length, sum_ in places.values():
-        start = body + at
-        if start + length > len(data) or zlib.crc32(view[start : start + length]) != sum_:
+    parts: dict[str, bytes] = {}
+    for at, length, sum_, name in places:
+        handle.seek(_HEAD + size + at)
+        data = handle.read(length)
+        if len(data) != length or zlib.crc32(data) != sum_:
             return None
-
-    def raw(name: str) -> bytes:
-        at, length, _ = places[name]
-        return bytes(view[body + at : body + at + length])
-
-    def section(name: str) -> Any:
-        at, length, _ = places[name]
-        return marshal.loads(view[body + at : body + at + length])
-
+        parts[name] = data
     try:
-        files, values = section("files"), section("values")
-        event_files, event_values = section("event_files"), section("event_values")
-        table = section("table")
+        files, values = marshal.loads(parts.pop("files")), marshal.loads(parts.pop("values"))
+        event_files = marshal.loads(parts.pop("event_files"))
+        event_values = marshal.loads(parts.pop("event_values"))
+        table = marshal.loads(parts.pop("table"))
         if not (len(files) == len(values) and len(event_files) == len(event_values)):
             return None
         return IndexState(
@@ -291,8 +286,7 @@ def read_state(path: Path, root: Path) -> IndexState | None:
             event_files,
             event_values,
             table=None if table is None else RecordTable.from_plain(table),
-            sections=section,
-            raw=raw,
+            parts=parts,
         )
     except (EOFError, ValueError, TypeError):
         return None
