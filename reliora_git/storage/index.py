@@ -65,8 +65,10 @@ def open_index(
     root = store.root.resolve()
     path = index_file(root, source)
 
-    def save_state(state: IndexState) -> None:
+    def save_state(state: IndexState) -> None:  # StoreIndex.save: secret scans added
         if path is not None:
+            if state.table is None:
+                state.table = built.table_of(state)
             write_state(path, root, state)
 
     with paused_gc():
