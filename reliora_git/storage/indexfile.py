@@ -26,7 +26,14 @@ from typing import Any, BinaryIO
 
 from reliora_git.search.inverted import InvertedIndex
 from reliora_git.search.rank import IndexedRecord
-from reliora_git.storage.cache import MAGIC, Value, cache_file, code_stamp, write_atomic
+from reliora_git.storage.cache import (
+    MAGIC,
+    Value,
+    cache_file,
+    code_stamp,
+    paused_gc,
+    write_atomic,
+)
 
 _new_tuple = tuple.__new__
 #: (severity, message, line) of what ``check`` reports for a file by itself.
@@ -112,7 +119,8 @@ class IndexState:
 
     def _section(self, name: str) -> Any:
         """A section decoded (its bytes are let go: nothing holds the file's text twice)."""
-        return marshal.loads(self._parts.pop(name))
+        with paused_gc():  # plain, acyclic data in bulk (see cache.paused_gc)
+            return marshal.loads(self._parts.pop(name))
 
     @property
     def inverted(self) -> InvertedIndex:
@@ -120,10 +128,11 @@ class IndexState:
         if self._inverted is None:
             with self._decoding:
                 if self._inverted is None:
-                    docs = [
-                        None if doc is None else _new_tuple(IndexedRecord, doc)
-                        for doc in self._section("docs")
-                    ]
+                    with paused_gc():
+                        docs = [
+                            None if doc is None else _new_tuple(IndexedRecord, doc)
+                            for doc in self._section("docs")
+                        ]
                     terms, postings = self._section("terms"), self._section("postings")
                     self._inverted = InvertedIndex(terms, postings, docs)
         return self._inverted

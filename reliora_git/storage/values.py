@@ -9,17 +9,16 @@ files (id clashes, feedback sums) is derived from them on every command.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackSummary
 from reliora_git.search.rank import IndexedRecord, feedback_summary, index_record
 from reliora_git.storage.cache import Value
+from reliora_git.storage.cache import paused_gc as paused_gc  # where callers find it
 from reliora_git.storage.catalog import Entry
 from reliora_git.storage.store import ScannedFile
 
@@ -31,26 +30,6 @@ ReadTexts = Callable[[list[ScannedFile]], "list[str | RecordError]"]
 _DOC_LENGTH = len(IndexedRecord._fields)
 _new_tuple = tuple.__new__
 _TEXT = IndexedRecord._fields.index("text")
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while plain, acyclic data is built in bulk.
-
-    Loading 100,000 records allocates hundreds of thousands of tuples: every 700
-    of them started a collection, and the growing older generations triggered
-    full passes over everything loaded so far. Measured, that was 40% of a
-    search at 100,000 records (cProfile does not show it). Nothing built here
-    holds a reference cycle, so reference counting frees it all the same; parsing
-    (PyYAML) runs with the collector on.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
