@@ -164,8 +164,9 @@ class StoreIndex:
         """The record as ``show --json`` and ``list --json`` give it."""
         found = self._json_read.get(slot)
         if found is None:
-            kept = self._blob(slot)[1]
+            text, kept, created = self._blob(slot)
             found = self._json_read[slot] = kept if isinstance(kept, dict) else json.loads(kept)
+            self._blobs_read[slot] = (text, found, created)  # the line is not kept twice
         return found
 
     def record_lines(self, slots: list[int]) -> list[tuple[str, str]]:

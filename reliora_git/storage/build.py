@@ -184,9 +184,8 @@ def record_table(
             ids.append(doc.id)
             slots.append(value)
             locators.append(doc.locator)
-    order = sorted(range(len(ids)), key=ids.__getitem__)
     reasons = [(error.message, error.path or "", error.line) for error in skipped]
-    return RecordTable(ids, slots, locators, order, superseded_by, reasons)
+    return RecordTable(ids, slots, locators, superseded_by, reasons)
 
 
 def _visible(

@@ -50,7 +50,7 @@ LAZY = ("terms", "postings", "docs", "blobs", "checks", "scans")
 _HEAD = len(MAGIC) + 8
 
 
-@dataclass(frozen=True)
+@dataclass
 class RecordTable:
     """The live records (usable, id owned) of one index state, without decoding the records.
 
@@ -62,19 +62,26 @@ class RecordTable:
     ids: list[str]
     slots: list[int]
     locators: list[str]
-    #: Positions (into ``ids``) in id order, for prefixes.
-    order: list[int]
     #: Record id → the active records that supersede it (SPEC.md §11).
     superseded_by: dict[str, list[str]]
     #: Why each record file that search leaves out is skipped: (message, locator, line).
     skipped: list[tuple[str, str, int | None]]
+    #: Positions (into ``ids``) in id order, for prefixes: sorted when first needed.
+    sorted_positions: list[int] | None = None
+
+    @property
+    def order(self) -> list[int]:
+        if self.sorted_positions is None:
+            self.sorted_positions = sorted(range(len(self.ids)), key=self.ids.__getitem__)
+        return self.sorted_positions
 
     def to_plain(self) -> tuple[Any, ...]:
         return (self.ids, self.slots, self.locators, self.order, self.superseded_by, self.skipped)
 
     @classmethod
     def from_plain(cls, plain: Any) -> RecordTable:
-        return cls(*plain)
+        ids, slots, locators, order, superseded_by, skipped = plain
+        return cls(ids, slots, locators, superseded_by, skipped, order)
 
 
 class IndexState:
