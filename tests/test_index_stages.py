@@ -113,7 +113,7 @@ def test_the_index_read_section_by_section_answers_as_a_full_build(sample: Store
 
 def test_list_lines_are_the_listed_records_as_json(sample: Store) -> None:
     open_index(sample).close()
-    for tag in (None, "git", "GIT", "no-such-tag"):
+    for tag in (None, "git", "GIT", "no-such-tag", ""):
         records = reads.list_records(sample, tag).records
         expected = [json.dumps(record, ensure_ascii=False) for record in records]
         lines = reads.list_lines(sample, tag)

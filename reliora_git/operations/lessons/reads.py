@@ -271,7 +271,7 @@ def list_lines(store: Store, tag: str | None = None) -> ListedLines:
 
     index = open_index(store)
     slots = _tagged(index, tag)
-    docs = index.inverted.docs if tag else None  # decoded for the tags already
+    docs = None if tag is None else index.inverted.docs  # decoded for the tags already
     ids = index.table.ids if docs is None else [docs[s].id for s in slots]  # type: ignore[union-attr]
     found = index.record_lines(slots)
     rows = [(record_id, *line) for record_id, line in zip(ids, found, strict=True)]
