@@ -13,7 +13,8 @@ name, into temporary git repositories whose files are committed (so that
 ``git grep`` and ``check --staged`` see a realistic repository). Every command an
 agent runs is measured: ``search`` (four queries, and the first search after a
 clone), ``show`` (by id and by a unique prefix), ``feedback``, ``record --json -``,
-``list``, ``check`` (the whole store), ``check --staged`` and a ``search`` tool call
+``list``, ``check`` (the whole store), ``check --staged``, the prompt hook (``reliora hook``
+with a UserPromptSubmit event, as Claude Code runs it) and a ``search`` tool call
 of a running ``reliora mcp`` server. Every CLI command is run as a separate process,
 once untimed and then several times; the table shows medians, the ratio to
 ``git grep -il`` measured right after it over the same files (for the same query
@@ -473,6 +474,12 @@ def bench_size(
 
     stage_new_record(root, sources[0])
     command("check --staged (1 staged record)", ["check", "--staged"])
+    prompts = prompt_tasks()
+    command(
+        "hook UserPromptSubmit (prompt hook)",
+        ["hook"],
+        stdin=lambda i: prompt_event(root, f"p{i}", prompts[i % len(prompts)]),
+    )
 
     mcp = measure_mcp(size, root, env, runs, warmup)
     if mcp.valid:
@@ -481,6 +488,49 @@ def bench_size(
     extra = f" = {mcp.median * 1000:.1f} ms per call" if mcp.median is not None else ""
     print(f"   {mcp.label}: {shown(mcp)}{extra}", flush=True)
     return measures
+
+
+TASKS = Path(__file__).resolve().parent / "data" / "brief_tasks.jsonl"
+
+
+def prompt_tasks() -> list[str]:
+    """The task prompts of bench/data/brief_tasks.jsonl (bench/hook.py sends the same)."""
+    if not TASKS.exists():
+        return ["invoices fail because the payment provider rate limits our billing retries"]
+    lines = TASKS.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["task"] for line in lines if line.strip()]
+
+
+def prompt_event(root: Path, session: str, prompt: str) -> bytes:
+    """A Claude Code UserPromptSubmit event, as `reliora hook` reads it on stdin."""
+    document = {
+        "session_id": session,
+        "transcript_path": str(root / ".transcript.jsonl"),
+        "cwd": str(root),
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    return json.dumps(document).encode()
+
+
+def growth(measures: list[Measure]) -> str:
+    """Each command's median at every size over its median at the smallest size measured:
+    what one-record commands (show, feedback) must keep near 1.0×."""
+    first: dict[str, Measure] = {}
+    lines = []
+    for m in measures:
+        if m.median is None or m.size == 0 or m.label.startswith("git grep"):
+            continue
+        base = first.setdefault(m.label, m)
+        if base is not m and base.median:
+            wall = m.median / base.median
+            cpu = (m.median_cpu or 0) / base.median_cpu if base.median_cpu else 0.0
+            lines.append(
+                f"* {m.label}: {m.size:,} records {wall:.2f}× (CPU {cpu:.2f}×) "
+                f"its time at {base.size:,}"
+            )
+    return "\n".join(lines)
 
 
 #: Numbers the titles of `record` runs, so that no two runs of a whole bench make the same one.
@@ -606,7 +656,7 @@ Notes:
 * × git grep: the row's median wall time over that of `git grep -il` over
   .reliora/experiences, measured right after the command in the same run: for the search
   rows with the query's own words; for every other row (show, feedback, record, list,
-  check, check --staged, mcp) with those of the three-word query:
+  check, check --staged, the prompt hook, mcp) with those of the three-word query:
   `{shlex.join(grep_argv(REFERENCE_QUERY))}`.
 * feedback and record write one new file per run (feedback: an event of the record
   show measures; record: a new record whose title differs each run).
@@ -689,6 +739,10 @@ def main(argv: list[str] | None = None) -> int:
     print(table(measures))
     print()
     print(NOTES)
+    grown = growth(measures)
+    if grown:
+        print("\nGrowth with the store (median at a size over the median at the smallest):")
+        print(grown)
     print(f"\nload average before {info['load_average']}, after {info['load_average_after']}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

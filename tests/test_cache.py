@@ -11,7 +11,7 @@ import pytest
 
 from reliora_git.interfaces.commands import searching
 from reliora_git.operations.lessons import reads as api
-from reliora_git.storage import cache, values
+from reliora_git.storage import cache, indexfile, load
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 
@@ -112,10 +112,8 @@ def test_cache_is_written_under_the_git_dir_and_then_used(
     )
 
     reads: list[str] = []
-    real = values.read_text
-    monkeypatch.setattr(
-        values, "read_text", lambda entry: reads.append(entry.locator) or real(entry)
-    )
+    real = load.read_text
+    monkeypatch.setattr(load, "read_text", lambda entry: reads.append(entry.locator) or real(entry))
     assert [h.doc.id for h in api.search(populated, "timeouts").hits] == ["flaky-a"]
     assert reads == []  # every file came from the cache
 
@@ -205,7 +203,7 @@ def test_a_corrupted_cache_is_ignored_and_rebuilt(
     assert callable(damage)
     cache_path.write_bytes(damage(cache_path.read_bytes()))
     search.assert_same_as_cold()
-    assert cache.read_cache(cache_path, repo.resolve())  # rebuilt: loads again
+    assert indexfile.read_state(cache_path, repo.resolve())  # rebuilt: loads again
 
 
 def test_a_cache_of_another_code_version_is_ignored(
@@ -213,9 +211,9 @@ def test_a_cache_of_another_code_version_is_ignored(
 ) -> None:
     search.assert_same_as_cold()
     (cache_path,) = cache_files(repo)
-    assert cache.read_cache(cache_path, repo.resolve())
+    assert indexfile.read_state(cache_path, repo.resolve())
     monkeypatch.setattr(cache, "CACHE_FORMAT", cache.CACHE_FORMAT + 1)
-    assert cache.read_cache(cache_path, repo.resolve()) is None
+    assert indexfile.read_state(cache_path, repo.resolve()) is None
 
 
 def test_cache_off_and_outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,7 @@ from reliora_git.operations.review import check as check_op
 from reliora_git.records.model import Record
 from reliora_git.search.inverted import InvertedIndex, record_terms, within_distance
 from reliora_git.search.rank import Hit, Query, index_record, rank
-from reliora_git.storage import progress, values
+from reliora_git.storage import load, progress
 from reliora_git.storage.index import LiveIndex, index_file, open_index
 from reliora_git.storage.store import Store
 from reliora_git.storage.watch import Watch
@@ -141,17 +141,17 @@ def filled(store: Store, write_record: RecordMaker) -> Store:
 
 
 class Reads:
-    """Which store files a command read (every parse goes through values.read_text)."""
+    """Which store files a command read (every parse goes through load.read_text)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.locators: list[str] = []
-        real = values.read_text
+        real = load.read_text
 
         def spy(entry: object) -> str:
             self.locators.append(entry.locator)  # type: ignore[attr-defined]
             return real(entry)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(values, "read_text", spy)
+        monkeypatch.setattr(load, "read_text", spy)
 
 
 def commands(store: Store) -> dict[str, object]:

@@ -448,5 +448,10 @@ def print_json_array(items: list[Any], stream: IO[str] | None = None) -> None:
     ``indent`` makes the json module use its pure-Python encoder, which took 0.5 s
     of a 10,000-record ``list --json``; items without it are encoded in C.
     """
-    lines = ",\n".join(json.dumps(item, ensure_ascii=False) for item in items)
-    emit(f"[\n{lines}\n]" if items else "[]", stream)
+    print_json_lines([json.dumps(item, ensure_ascii=False) for item in items], stream)
+
+
+def print_json_lines(lines: list[str], stream: IO[str] | None = None) -> None:
+    """:func:`print_json_array` of items already encoded, one a line."""
+    joined = ",\n".join(lines)
+    emit(f"[\n{joined}\n]" if lines else "[]", stream)

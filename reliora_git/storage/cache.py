@@ -26,12 +26,13 @@ fastest loader in the standard library and, unlike pickle, cannot run code.
 from __future__ import annotations
 
 import contextlib
+import gc
 import marshal
 import os
 import sys
 import threading
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,26 @@ def code_stamp(root: Path) -> tuple[Any, ...]:
             else:
                 stamp.append((package, name, info.st_size, info.st_mtime_ns))
     return tuple(stamp)
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while plain, acyclic data is built in bulk.
+
+    Loading 100,000 records allocates hundreds of thousands of tuples: every 700
+    of them started a collection, and the growing older generations triggered
+    full passes over everything loaded so far. Measured, that was 40% of a
+    search at 100,000 records (cProfile does not show it). Nothing built here
+    holds a reference cycle, so reference counting frees it all the same; parsing
+    (PyYAML) runs with the collector on.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # --- where ------------------------------------------------------------------------------------

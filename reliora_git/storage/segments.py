@@ -79,6 +79,34 @@ class Segments:
         except (EOFError, ValueError, TypeError):
             return None
 
+    def read_many(self, locations: list[Location]) -> list[Any | None]:
+        """The values at ``locations`` (each as :meth:`read` gives it), reading each segment
+        once from its first value asked for to its last rather than one ``pread`` a value."""
+        found: list[Any | None] = [None] * len(locations)
+        if self.index_path is None:
+            return found
+        spans: dict[str, list[int]] = {}
+        for n, (name, *_) in enumerate(locations):
+            spans.setdefault(name, []).append(n)
+        for name, positions in spans.items():
+            start = min(locations[n][1] for n in positions)
+            end = max(locations[n][1] + locations[n][2] for n in positions)
+            try:
+                fd = self._handles.get(name)
+                if fd is None:
+                    fd = self._open(name)
+                data = memoryview(os.pread(fd, end - start, start))
+            except OSError:
+                continue
+            for n in positions:
+                _, offset, length, crc = locations[n]
+                piece = data[offset - start : offset - start + length]
+                if len(piece) != length or zlib.crc32(piece) != crc:
+                    continue
+                with contextlib.suppress(EOFError, ValueError, TypeError):
+                    found[n] = marshal.loads(piece)
+        return found
+
     def _open(self, name: str) -> int:
         with self._opening:
             fd = self._handles.get(name)

@@ -9,49 +9,27 @@ files (id clashes, feedback sums) is derived from them on every command.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any
 
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackSummary
-from reliora_git.records.stopping import checkpoint
 from reliora_git.search.rank import IndexedRecord, feedback_summary, index_record
-from reliora_git.storage.cache import Section, Value
+from reliora_git.storage.cache import Value
+from reliora_git.storage.cache import paused_gc as paused_gc  # where callers find it
 from reliora_git.storage.catalog import Entry
-from reliora_git.storage.store import ScannedFile, Store, read_text
+from reliora_git.storage.store import ScannedFile
 
 #: Turns a file's locator and text into the value cached for it.
-_Compute = Callable[[str, str], Value]
+Compute = Callable[[str, str], Value]
 #: The texts of files read from elsewhere than the working tree (gitfiles.GitFiles.texts).
-_Read = Callable[[list[ScannedFile]], "list[str | RecordError]"]
+ReadTexts = Callable[[list[ScannedFile]], "list[str | RecordError]"]
 #: A record's value is the tuple of its IndexedRecord; an error's is (marker, message, line).
 _DOC_LENGTH = len(IndexedRecord._fields)
 _new_tuple = tuple.__new__
 _TEXT = IndexedRecord._fields.index("text")
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while plain, acyclic data is built in bulk.
-
-    Loading 100,000 records allocates hundreds of thousands of tuples: every 700
-    of them started a collection, and the growing older generations triggered
-    full passes over everything loaded so far. Measured, that was 40% of a
-    search at 100,000 records (cProfile does not show it). Nothing built here
-    holds a reference cycle, so reference counting frees it all the same; parsing
-    (PyYAML) runs with the collector on.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
@@ -61,81 +39,6 @@ def feedback_from_values(values: list[Value]) -> dict[str, FeedbackSummary]:
         if value[0] == "ok":
             outcomes[value[1]].append(value[2])
     return {rid: feedback_summary(found) for rid, found in outcomes.items()}
-
-
-def compute_values(
-    store: Store,
-    lookup: Section,
-    files: list[ScannedFile],
-    compute: _Compute,
-    label: str = "reading records",
-    read: _Read | None = None,
-) -> list[Value]:
-    """The value of each file: from the cache when it is there, else read and computed now.
-
-    Computed values are cached (when the file is old enough: see cache.RACY_NS).
-    """
-    values: list[Value | None] = []
-    missing: list[ScannedFile] = []
-    positions: list[int] = []
-    for file in files:
-        value = None if file.unreadable else lookup.get(file.locator, file.size, file.mtime_ns)
-        if value is None:
-            positions.append(len(values))
-            missing.append(file)
-        values.append(value)
-    for batch in computed_batches(store, missing, compute, label, read):
-        for i, value, parsed in batch:
-            file = missing[i]
-            values[positions[i]] = value
-            if parsed:  # a read error is not cached: cheap to find again, and it may pass
-                lookup.put(file.locator, file.size, file.mtime_ns, value)
-    return cast(list[Value], values)  # every None was replaced
-
-
-def computed_batches(
-    store: Store,
-    files: list[ScannedFile],
-    compute: _Compute,
-    label: str = "reading records",
-    read: _Read | None = None,
-) -> Iterator[list[tuple[int, Value, bool]]]:
-    """The value of each of ``files`` read and computed now, in batches.
-
-    Each item is (position in ``files``, value, whether the file was read and parsed).
-    Files are read and parsed in batches, on several cores when there are many
-    (see parallel.py), so that a cold cache does not hold every text at once; a
-    file that cannot be read (a symlink, too large, an I/O error) gets its
-    :func:`error_value`. A progress bar is drawn for long work (progress.py).
-    ``read`` gives the texts of a batch when they are not read from the working tree.
-    """
-    from reliora_git.storage.parallel import BATCH, computer  # only when something must be parsed
-    from reliora_git.storage.progress import progress, wanted
-
-    # Smaller rounds when a bar is drawn, so that it moves (the pool is started once).
-    step = BATCH // 8 if wanted(len(files)) else BATCH
-    with computer(compute, len(files)) as compute_all, progress(len(files), label) as done:
-        for first in range(0, len(files), step):
-            batch: list[tuple[int, Value, bool]] = []
-            parsed: list[int] = []
-            texts: list[tuple[str, str]] = []
-            span = range(first, min(first + step, len(files)))
-            given = read([files[i] for i in span]) if read else None
-            for n, i in enumerate(span):
-                checkpoint()  # stopping.py: a long cold read ends when its caller has gone
-                try:
-                    text = read_text(files[i].entry(store)) if given is None else given[n]
-                    if isinstance(text, RecordError):
-                        raise text
-                except RecordError as exc:
-                    batch.append((i, error_value(exc), False))
-                else:
-                    texts.append((files[i].locator, text))
-                    parsed.append(i)
-            for i, value in zip(parsed, compute_all(texts), strict=True):
-                batch.append((i, shared(value, files[i].locator), True))
-            done(len(batch))
-            yield batch
 
 
 def shared(value: Value, locator: str) -> Value:
@@ -192,6 +95,23 @@ def indexed_value(locator: str, text: str) -> Value:
     error = entry.first_error()
     claimed = entry.record.id if entry.record is not None and entry.record.id else None
     return ("error", error.message, error.line, claimed, problems)
+
+
+#: A record's segment value: its field strings joined, its JSON as one line (or, when that
+#: line would not read back as the very same value, the JSON itself), and its ``created``.
+SegmentValue = tuple[str, "str | dict[str, Any]", str]
+
+
+def segment_value(text: str, as_json: dict[str, Any]) -> SegmentValue:
+    """What a segment keeps of a record (segments.py): ``list --json`` prints the line as it
+    is, and every other reader loads it."""
+    import json
+
+    line = json.dumps(as_json, ensure_ascii=False)
+    # Equal only when the JSON reads back as it was (a tuple would come back a list).
+    kept: str | dict[str, Any] = line if json.loads(line) == as_json else as_json
+    created = as_json.get("created")
+    return text, kept, created if isinstance(created, str) else ""
 
 
 def entry_problems(entry: Entry) -> tuple[tuple[str, str, int | None], ...]:

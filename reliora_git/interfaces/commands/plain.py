@@ -48,18 +48,20 @@ def run_show(record_id: str, *, repo: Path | None = None, json_output: bool = Fa
 def run_list(
     *, tag: str | None = None, repo: Path | None = None, json_output: bool = False
 ) -> None:
-    from reliora_git.interfaces.output import Printer, print_json_array
+    from reliora_git.interfaces.output import Printer, print_json_lines
     from reliora_git.operations.lessons import reads
     from reliora_git.storage.store import find_store
 
     with reporting(json_output):
+        if json_output:  # each record's line as the index keeps it: nothing decoded
+            lines = reads.list_lines(find_store(repo), tag)
+            Printer().skipped(lines.skipped)
+            print_json_lines(lines.lines)
+            return
         listing = reads.list_records(find_store(repo), tag)
         printer = Printer()
         printer.skipped(listing.skipped)
-        if json_output:
-            print_json_array(listing.records)
-        else:
-            printer.listing(listing.records)
+        printer.listing(listing.records)
 
 
 def run_feedback(

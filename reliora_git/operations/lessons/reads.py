@@ -206,31 +206,30 @@ def show(store: Store, id_or_prefix: str, index: StoreIndex | None = None) -> Sh
         if index.folder_errors:  # the likely reason: say it
             raise RelioraError(f"{exc.message}; {index.folder_errors[0]}", code=exc.code) from None
         raise
-    doc = index.inverted.docs[slot]
-    assert doc is not None
-    entry = read_entry(doc.locator, _read_file(store, doc.locator))
+    record_id, locator = index.identity(slot)
+    entry = read_entry(locator, _read_file(store, locator))
     if not entry.usable or entry.record is None:
         raise entry.first_error()  # changed since the walk, a moment ago
     from reliora_git.records.credentials import mask_record
 
     mask_record(entry.record)  # shown, never a secret it holds (check reports the file)
     events = []
-    for locator in index.event_locators_of(doc.id):
+    for event_locator in index.event_locators_of(record_id):
         try:
-            events.append(parse_event(_read_file(store, locator), locator))
+            events.append(parse_event(_read_file(store, event_locator), event_locator))
         except RecordError:
             continue  # changed since the walk: it counts for nothing, as in search
-    summary = index.feedback.get(doc.id) or FeedbackSummary()
-    superseded_by = index.superseded_by.get(doc.id, [])
+    summary = index.feedback.get(record_id) or FeedbackSummary()
+    superseded_by = index.superseded_by.get(record_id, [])
     if superseded_by:
         entry.record.status = "superseded"  # derived, whatever the file says (SPEC.md §11)
     from reliora_git.operations.freshness import Subject, freshness, freshness_events, history_of
 
     paths = tuple(entry.record.paths)
-    read = freshness_events(index.event_locators, index.event_values, {doc.id})
-    subject = Subject(doc.id, doc.locator, paths, read.get(doc.id, ()))
-    fresh = freshness(store, [subject])[doc.id]
-    history = history_of(store, doc.locator)
+    read = freshness_events(index.event_locators, index.event_values, {record_id})
+    subject = Subject(record_id, locator, paths, read.get(record_id, ()))
+    fresh = freshness(store, [subject])[record_id]
+    history = history_of(store, locator)
     return Shown(entry.record, summary, events, index.folder_errors, superseded_by, fresh, history)
 
 
@@ -255,15 +254,53 @@ class Listing:
 def list_records(store: Store, tag: str | None = None) -> Listing:
     """Records newest first (created, then id); ``tag`` filters case-insensitively."""
     index = open_index(store)
-    docs = index.inverted.docs
-    slots = index.slots()
-    if tag is not None:
-        wanted = tag.casefold()
-        slots = [s for s in slots if any(t.casefold() == wanted for t in docs[s].tags)]  # type: ignore[union-attr]
-    records = [_listed(index, slot) for slot in slots]
+    records = [_listed(index, slot) for slot in _tagged(index, tag)]
     records.sort(key=lambda r: r["id"])
     records.sort(key=lambda r: r["created"] or "", reverse=True)
     return Listing(records, index.skipped)
+
+
+@dataclass
+class ListedLines:
+    #: Each record of ``list --json`` as one line of JSON, newest first.
+    lines: list[str]
+    skipped: list[RelioraError]
+
+
+def list_lines(store: Store, tag: str | None = None) -> ListedLines:
+    """:func:`list_records` as lines of JSON, streamed from the record table and the segments
+    (each record's line is kept there as it is printed): no record is decoded, nor ranked."""
+    import json
+
+    index = open_index(store)
+    slots = _tagged(index, tag)
+    docs = None if tag is None else index.inverted.docs  # decoded for the tags already
+    ids = index.table.ids if docs is None else [docs[s].id for s in slots]  # type: ignore[union-attr]
+    found = index.record_lines(slots)
+    rows = [(record_id, *line) for record_id, line in zip(ids, found, strict=True)]
+    rows.sort(key=lambda row: row[0])
+    rows.sort(key=lambda row: row[2], reverse=True)
+    lines: list[str] = []
+    for record_id, line, _ in rows:
+        superseded_by = index.superseded_by.get(record_id, [])
+        if superseded_by:  # derived, whatever the file says (see _listed)
+            data = dict(json.loads(line))
+            data["status"] = "superseded"
+            data["supersededBy"] = list(superseded_by)
+            lines.append(json.dumps(data, ensure_ascii=False))
+        else:  # the same text json.dumps gives the record with "supersededBy": [] added
+            lines.append(f'{line[:-1]}, "supersededBy": []}}')
+    return ListedLines(lines, index.skipped)
+
+
+def _tagged(index: StoreIndex, tag: str | None) -> list[int]:
+    """The live records' slots in path order; ``tag`` keeps those with it (any case)."""
+    slots = index.slots()
+    if tag is None:
+        return slots
+    docs = index.inverted.docs
+    wanted = tag.casefold()
+    return [s for s in slots if any(t.casefold() == wanted for t in docs[s].tags)]  # type: ignore[union-attr]
 
 
 def _listed(index: StoreIndex, slot: int) -> dict[str, Any]:

@@ -40,9 +40,8 @@ def find_target(index: StoreIndex, id_or_prefix: str) -> Target:
         if exc.code != "unknown_id":
             raise
     else:
-        doc = index.inverted.docs[slot]
-        assert doc is not None
-        return Target(doc.id, doc.locator, True)
+        record_id, locator = index.identity(slot)
+        return Target(record_id, locator, True)
     exact: list[Target] = []
     prefixed: list[Target] = []
     for locator, record_id in _invalid_files(index):
@@ -91,8 +90,7 @@ def resolve_supersedes(index: StoreIndex, given: Iterable[str], own_id: str = ""
             slot = index.resolve(value)
         except RelioraError as exc:
             raise RelioraError(f"supersedes: {exc.message}", code=exc.code) from None
-        doc = index.inverted.docs[slot]
-        assert doc is not None
-        if doc.id not in resolved:
-            resolved.append(doc.id)
+        record_id, _ = index.identity(slot)
+        if record_id not in resolved:
+            resolved.append(record_id)
     return resolved

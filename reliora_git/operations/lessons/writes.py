@@ -261,16 +261,15 @@ def feedback(
         if findings:
             raise SecretFound(findings, "the feedback note")
     index = index or open_index(store)
-    target = index.inverted.docs[index.resolve(id_or_prefix)]
-    assert target is not None
+    target_id, _ = index.identity(index.resolve(id_or_prefix))
     author = git.user_name(store.root)
     for attempt in range(_NAME_ATTEMPTS):
         now = _utc_now()
-        # target.id passed validation, so this path stays inside feedback/ (and
+        # target_id passed validation, so this path stays inside feedback/ (and
         # write_new checks that again before it creates anything).
-        path = store.feedback / target.id / f"{event_file_stem(now, os.urandom(3).hex())}.md"
+        path = store.feedback / target_id / f"{event_file_stem(now, os.urandom(3).hex())}.md"
         event = FeedbackEvent(
-            record=target.id,
+            record=target_id,
             outcome=outcome,
             at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
             author=author,
