@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
@@ -39,9 +39,23 @@ from reliora_git.interfaces.mcp_work import (
 )
 
 if TYPE_CHECKING:
-    from reliora_git.interfaces.mcp_server import Calls, _Server
-    from reliora_git.storage.index import StoreIndex
+    from reliora_git.storage.index import LiveIndex, StoreIndex
     from reliora_git.storage.store import Store
+
+
+class Host(Protocol):
+    """What the tools need of the server (mcp_server._Server): a way to add a tool, and the
+    store index it keeps between calls. A protocol, so this module does not import it."""
+
+    def tool(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]: ...
+
+    def live_index(self) -> LiveIndex: ...
+
+
+class Runner(Protocol):
+    """Runs a tool's work on a worker thread, stoppable (mcp_server.Calls)."""
+
+    async def run(self, work: Callable[[], CallToolResult]) -> CallToolResult: ...
 
 # Literal types so the input schemas list the allowed values (tests keep them equal to model's).
 Level = Literal["strong", "moderate", "weak"]
@@ -97,7 +111,7 @@ Ids = list[str] | None
 Texts = list[str] | None
 
 
-def register(server: _Server, repo: Path | None, running: Calls, all_tools: bool) -> None:
+def register(server: Host, repo: Path | None, running: Runner, all_tools: bool) -> None:
     """Add the tools to ``server``: the lean set, or every tool with ``all_tools``."""
 
     def indexed(work: Callable[[Store, StoreIndex], Reply]) -> Callable[[], Reply]:
