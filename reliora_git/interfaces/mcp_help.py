@@ -56,6 +56,3 @@ ABOUT = "The lessons about files or folders (repository-relative), stale ones ma
 RETIRE = "Retire a lesson that no longer holds (id or prefix), with the reason."
 
 CHECK = "Validate the store; paths names record files to also check for similar lessons."
-
-#: The asked-as lines (SPEC.md §3), asked for wherever a lesson is written.
-ASKED_AS_HELP = "2-5 ways someone would ask for a task where this helps, in their own words."
