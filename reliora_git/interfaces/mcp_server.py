@@ -314,26 +314,12 @@ def bad_arguments_message(tool: str, error: ValidationError) -> str:
 
 
 def switched_off(repo: Path | None) -> bool:
-    """Whether an off switch is in force for the session, the clone or the store."""
-    from reliora_git.operations.agents.switches import is_off, personal_switch
+    """Whether an off switch of every hook (and so of the tools) is in force for the session,
+    the clone or the store; ``push = false`` or ``capture = false`` alone leave the tools."""
+    from reliora_git.operations.agents.switches import in_force
 
-    if is_off(os.environ.get("RELIORA_AGENT")):
-        return True  # read first: it costs nothing
-    from reliora_git.gitrepo import git
-    from reliora_git.storage.config import load_config
-    from reliora_git.storage.store import find_store
-
-    try:
-        store = find_store(repo)
-    except RelioraError:
-        start = repo or (Path(os.environ["RELIORA_REPO"]) if "RELIORA_REPO" in os.environ else None)
-        return personal_switch(git.toplevel(start or Path.cwd())) is not None
-    if personal_switch(store.root) is not None:
-        return True
-    try:
-        return is_off(load_config(store).agent)
-    except RelioraError:
-        return False  # a broken config.toml is reported by the tools' calls, not here
+    where = repo or Path(os.environ.get("RELIORA_REPO") or Path.cwd())
+    return any(switch.what == "agent" for switch in in_force(where, repo))
 
 
 def build_server(

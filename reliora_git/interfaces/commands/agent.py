@@ -406,17 +406,9 @@ def _masked(text: str) -> str:
 
 def _switches(root: Path) -> list[Any]:
     """The off switches in force here: this session's, this clone's, the store's."""
-    from reliora_git.operations.agents.switches import personal_switch, store_switches
-    from reliora_git.records.errors import RelioraError
-    from reliora_git.storage.config import load_config
-    from reliora_git.storage.store import find_store
+    from reliora_git.operations.agents.switches import in_force
 
-    found = [switch] if (switch := personal_switch(root)) is not None else []
-    try:
-        settings = load_config(find_store(root))
-    except RelioraError:
-        return found  # no store (or unreadable settings): nothing else to say here
-    return found + store_switches(settings.agent, settings.push, settings.capture)
+    return in_force(root, root)
 
 
 def hook(

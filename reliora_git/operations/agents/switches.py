@@ -75,3 +75,19 @@ def store_switches(agent: str, push: bool, capture: bool) -> list[Switch]:
     if not capture:
         found.append(Switch("capture", "config.toml", "capture = false", undo))
     return found
+
+
+def in_force(where: Path, repo: Path | None = None) -> list[Switch]:
+    """Every off switch in force at ``where``: this session's, this clone's, then the store's,
+    the store found as find_store finds it (``repo``, else RELIORA_REPO, else above ``where``).
+    A missing store or unreadable settings add nothing."""
+    from reliora_git.records.errors import RelioraError
+    from reliora_git.storage.config import load_config
+    from reliora_git.storage.store import find_store
+
+    found = [switch] if (switch := personal_switch(where)) is not None else []
+    try:
+        settings = load_config(find_store(repo, cwd=where))
+    except RelioraError:
+        return found
+    return found + store_switches(settings.agent, settings.push, settings.capture)
