@@ -37,9 +37,9 @@ from reliora_git.storage.answer import StoreIndex
 from reliora_git.storage.build import build
 from reliora_git.storage.indexfile import IndexState, index_file, read_state, write_state
 from reliora_git.storage.load import load
-from reliora_git.storage.locate import locate
+from reliora_git.storage.locate import Located, locate
 from reliora_git.storage.segments import Segments
-from reliora_git.storage.store import Store
+from reliora_git.storage.store import FolderStamp, Store
 from reliora_git.storage.values import paused_gc
 
 if TYPE_CHECKING:
@@ -78,17 +78,34 @@ def open_index(
         kept = state is not None  # else the file is missing or unusable: write it anew
         state = state or IndexState.empty()
         segments = Segments(path)
-        loaded = load(locate(store, source), state, segments)
+        located = locate(store, source, state if kept else None)
+        loaded = load(located, state, segments)
         built = build(loaded)
         index = StoreIndex(built, segments, path, save_state)
-    if save and path is not None and loaded.changed:
+    if save and path is not None and (loaded.changed or _stamps_new(located, state)):
         saved = index.state = built.saved_state()
+        saved.folders = _stamps(located, saved)
         if not kept or _holds_more(saved, state):
             saved.table = built.table_of(saved)
             write_state(path, root, saved)
             segments.remove_unused({loc[0] for loc in saved.blobs if loc is not None})
             _remove_legacy(path)
     return index
+
+
+def _stamps(located: Located, saved: IndexState) -> list[FolderStamp] | None:
+    """The folder stamps to save with ``saved``: only if it holds every file the walk found
+    (else the next command could not take the files from it: locate.py)."""
+    if located.folders is None:
+        return None
+    if saved.files != located.records or saved.event_files != located.events:
+        return None
+    return located.folders
+
+
+def _stamps_new(located: Located, state: IndexState) -> bool:
+    """Whether this walk can give the saved index the folder stamps it lacks."""
+    return state.folders is None and located.folders is not None and located.source is None
 
 
 def _holds_more(saved: IndexState, state: IndexState) -> bool:
@@ -102,6 +119,7 @@ def _holds_more(saved: IndexState, state: IndexState) -> bool:
         or saved.values != state.values
         or saved.event_files != state.event_files
         or saved.event_values != state.event_values
+        or saved.folders != state.folders
     )
 
 

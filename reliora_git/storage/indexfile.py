@@ -34,6 +34,7 @@ from reliora_git.storage.cache import (
     paused_gc,
     write_atomic,
 )
+from reliora_git.storage.store import FolderStamp
 
 _new_tuple = tuple.__new__
 #: (severity, message, line) of what ``check`` reports for a file by itself.
@@ -45,7 +46,7 @@ Scans = dict[tuple[int, bool], tuple[tuple[str, int, str, str], ...]]
 #: A walk's files as stored: (locator, size, mtime_ns, None), sorted by locator.
 Files = list[tuple[str, int, int, None]]
 #: Sections every command decodes; the others are decoded on first use.
-EAGER = ("files", "values", "event_files", "event_values", "table")
+EAGER = ("files", "values", "event_files", "event_values", "table", "folders")
 LAZY = ("terms", "postings", "docs", "blobs", "checks", "scans")
 _HEAD = len(MAGIC) + 8
 
@@ -105,6 +106,7 @@ class IndexState:
         scans: Scans | None = None,
         table: RecordTable | None = None,
         parts: dict[str, bytes] | None = None,
+        folders: list[FolderStamp] | None = None,
     ) -> None:
         self.files = files
         self.values = values
@@ -112,6 +114,9 @@ class IndexState:
         self.event_values = event_values
         #: The record table of this state (None: derive it from the records when needed).
         self.table = table
+        #: The folders of the walk these files came from, stamped (locate.py); None when
+        #: unknown, or when the files are not all the walk found.
+        self.folders = folders
         self._inverted = inverted
         self._blobs = blobs
         self._checks = checks
@@ -201,7 +206,7 @@ class IndexState:
             event_values,
             table=self.table,
             parts=dict(self._parts),
-        )
+        )  # no folder stamps: they held for this state's feedback files, not those
         state._inverted, state._blobs = self._inverted, self._blobs
         state._checks, state._scans = self._checks, self._scans
         return state
@@ -217,6 +222,7 @@ class IndexState:
                 ("event_files", self.event_files),
                 ("event_values", self.event_values),
                 ("table", None if self.table is None else self.table.to_plain()),
+                ("folders", self.folders),
             )
         }
         parts = dict(self._parts)  # taken now: another thread may decode one meanwhile
@@ -294,6 +300,7 @@ def _read_sections(handle: BinaryIO, root: Path) -> IndexState | None:
         event_files = marshal.loads(parts.pop("event_files"))
         event_values = marshal.loads(parts.pop("event_values"))
         table = marshal.loads(parts.pop("table"))
+        folders = marshal.loads(parts.pop("folders"))
         if not (len(files) == len(values) and len(event_files) == len(event_values)):
             return None
         return IndexState(
@@ -303,6 +310,7 @@ def _read_sections(handle: BinaryIO, root: Path) -> IndexState | None:
             event_values,
             table=None if table is None else RecordTable.from_plain(table),
             parts=parts,
+            folders=folders,
         )
     except (EOFError, ValueError, TypeError):
         return None

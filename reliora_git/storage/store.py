@@ -153,12 +153,20 @@ def linked_folders(store: Store) -> list[RelioraError]:
     ]
 
 
-def scan_markdown(store: Store, folder: Path) -> list[ScannedFile]:
+#: A folder as a walk saw it before listing it: (locator, mtime_ns, inode). A file added,
+#: removed or renamed in it changes its mtime (locate.py relies on that).
+FolderStamp = tuple[str, int, int]
+
+
+def scan_markdown(
+    store: Store, folder: Path, stamps: list[FolderStamp] | None = None
+) -> list[ScannedFile]:
     """What :func:`walk_markdown` yields, without a Path per file.
 
     Building a Path (and a relative one for the locator) costs more than the
     stat() itself; a search of a 100,000-record store walks every file on every
     query, so the walk works on strings and the cache decides which files are read.
+    ``stamps``, if given, gets each folder walked, stamped before it is listed.
     """
     if not folder.is_dir() or folder.is_symlink():
         return []
@@ -168,6 +176,9 @@ def scan_markdown(store: Store, folder: Path) -> list[ScannedFile]:
     while stack:
         current, prefix = stack.pop()
         try:
+            if stamps is not None:
+                info = os.lstat(current)
+                stamps.append((prefix, info.st_mtime_ns, info.st_ino))
             _scan_folder(current, prefix, stack, append)
         except FileNotFoundError:
             # A checkout, a pull or an editor's save removed it between the listing and now:
