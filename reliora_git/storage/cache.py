@@ -260,7 +260,7 @@ def write_cache(path: Path, root: Path, content: Any) -> None:
         write_atomic(path, pieces)
 
 
-def write_atomic(path: Path, pieces: Iterable[bytes]) -> None:
+def write_atomic(path: Path, pieces: Iterable[bytes | memoryview]) -> None:
     """Write ``pieces`` to a temporary file beside ``path`` and rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     # Named per process and thread: an MCP server's calls may write the same cache at once.

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import marshal
+import mmap
 import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from reliora_git.search.inverted import InvertedIndex
 from reliora_git.search.rank import IndexedRecord
@@ -49,6 +50,8 @@ Files = list[tuple[str, int, int, None]]
 EAGER = ("files", "values", "event_files", "event_values", "table", "folders")
 LAZY = ("terms", "postings", "docs", "blobs", "checks", "scans")
 _HEAD = len(MAGIC) + 8
+#: A section as read: a view of the mapped file (read_state), or bytes.
+Part = bytes | memoryview
 
 
 @dataclass
@@ -105,7 +108,7 @@ class IndexState:
         checks: dict[str, CheckInfo] | None = None,
         scans: Scans | None = None,
         table: RecordTable | None = None,
-        parts: dict[str, bytes] | None = None,
+        parts: dict[str, Part] | None = None,
         folders: list[FolderStamp] | None = None,
     ) -> None:
         self.files = files
@@ -211,10 +214,10 @@ class IndexState:
         state._checks, state._scans = self._checks, self._scans
         return state
 
-    def sections(self) -> dict[str, bytes]:
+    def sections(self) -> dict[str, Part]:
         """Every section marshalled, for :func:`write_state`; a part never decoded is
         written as it was read."""
-        out = {
+        out: dict[str, Part] = {
             name: marshal.dumps(value)
             for name, value in (
                 ("files", self.files),
@@ -261,21 +264,27 @@ def read_state(path: Path, root: Path) -> IndexState | None:
 
     None for a missing, unreadable, truncated or damaged file, and for one written by
     other code (cache.code_stamp): each only costs the time to rebuild it.
+
+    The file is mapped, not read: its sections are checked and decoded where the page
+    cache holds them, without a copy of 8 MB per 10,000 records first (the copy cost as
+    much as checking every CRC). The index file is only ever replaced by a rename, never
+    rewritten in place, so a mapping always sees the one file it opened.
     """
     try:
         with open(path, "rb") as handle:
-            return _read_sections(handle, root)
-    except OSError:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # missing, unreadable, empty, or a file system without mmap
         return None
+    return _read_sections(memoryview(mapped), root)
 
 
-def _read_sections(handle: BinaryIO, root: Path) -> IndexState | None:
-    """:func:`read_state` of an open file: each section read by itself, every CRC checked."""
-    head = handle.read(_HEAD)
+def _read_sections(data: memoryview, root: Path) -> IndexState | None:
+    """:func:`read_state` of the file's bytes: each section taken by itself, every CRC checked."""
+    head = bytes(data[:_HEAD])
     if not head.startswith(MAGIC) or len(head) < _HEAD:
         return None
     size = int.from_bytes(head[len(MAGIC) : len(MAGIC) + 4], "big")
-    header = handle.read(size)
+    header = data[_HEAD : _HEAD + size]
     if len(header) != size or zlib.crc32(header) != int.from_bytes(head[len(MAGIC) + 4 :], "big"):
         return None
     try:
@@ -288,13 +297,13 @@ def _read_sections(handle: BinaryIO, root: Path) -> IndexState | None:
         return None
     if stamp != code_stamp(root) or {place[3] for place in places} != {*EAGER, *LAZY}:
         return None
-    parts: dict[str, bytes] = {}
+    parts: dict[str, Part] = {}
     for at, length, sum_, name in places:
-        handle.seek(_HEAD + size + at)
-        data = handle.read(length)
-        if len(data) != length or zlib.crc32(data) != sum_:
+        start = _HEAD + size + at
+        part = data[start : start + length]
+        if at < 0 or len(part) != length or zlib.crc32(part) != sum_:
             return None
-        parts[name] = data
+        parts[name] = part
     try:
         files, values = marshal.loads(parts.pop("files")), marshal.loads(parts.pop("values"))
         event_files = marshal.loads(parts.pop("event_files"))
@@ -319,7 +328,7 @@ def _read_sections(handle: BinaryIO, root: Path) -> IndexState | None:
 def write_state(path: Path, root: Path, state: IndexState) -> None:
     """Write ``state`` atomically, section by section (see the module docstring); errors
     only cost speed."""
-    pieces: list[bytes] = []
+    pieces: list[Part] = []
     # CRCs as 4 bytes: as ints, marshal writes those over 2**31 longer, and the file's size
     # would vary with the random segment names the sections hold.
     toc: list[tuple[str, tuple[int, int, bytes]]] = []
