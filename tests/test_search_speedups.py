@@ -390,14 +390,48 @@ def test_a_cached_search_imports_no_typer_yaml_or_gitpython(
         "import sys\n"
         "from reliora_git.interfaces.commands.searching import fast_main\n"
         f"fast_main(['search', 'timeouts', '--json', '--repo', {str(repo)!r}])\n"
-        "heavy = {'typer', 'click', 'yaml', 'frontmatter', 'git', 'rich', 'pydantic'}\n"
-        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
+        "heavy = {'typer', 'click', 'yaml', 'frontmatter', 'git', 'rich', 'pydantic',\n"
+        "         'detect_secrets', 'difflib', 'reliora_git.search.duplicates'}\n"
+        "names = set(sys.modules) | {m.split('.')[0] for m in sys.modules}\n"
+        "print(sorted(heavy & names))\n"
     )
     found = []
-    for _ in range(2):  # the first run parses the record (PyYAML), the second reads the cache
+    # The first run parses the record (PyYAML) and scans it for secrets; the second reads
+    # the cache.
+    for _ in range(2):
         done = subprocess.run(
             [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True
         )
         assert "flaky-a" in done.stdout
         found.append(done.stdout.strip().splitlines()[-1])
-    assert found == ["['frontmatter', 'yaml']", "[]"]
+    assert found == ["['detect_secrets', 'frontmatter', 'yaml']", "[]"]
+
+
+def test_the_collector_runs_again_once_the_command_starts(
+    store: Store, write_record: RecordMaker, repo: Path
+) -> None:
+    """``__main__`` pauses the garbage collector while a command's modules load, and only
+    then: the command itself runs with it on."""
+    write_record("flaky-a", "Flaky pytest timeouts")
+    code = (
+        "import gc, sys\n"
+        "import reliora_git.interfaces.commands.searching as searching\n"
+        "from reliora_git.__main__ import main\n"
+        "ran = searching.run_search\n"
+        "def run(*args, **kwargs):\n"
+        "    print('collector on:', gc.isenabled())\n"
+        "    ran(*args, **kwargs)\n"
+        "searching.run_search = run\n"
+        "sys.argv = ['reliora', 'search', 'timeouts', '--json']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('after:', gc.isenabled())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True
+    )
+    assert "collector on: True" in done.stdout
+    assert "flaky-a" in done.stdout
+    assert done.stdout.rstrip().endswith("after: True")

@@ -14,17 +14,19 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from reliora_git.records.errors import RelioraError
-from reliora_git.records.model import FeedbackEvent, FeedbackSummary, Record
 from reliora_git.records.text import remove_invisible
-from reliora_git.search.duplicates import SimilarityWarning
-from reliora_git.search.rank import FIELDS, Hit
 
 if TYPE_CHECKING:
+    # Names for annotations only: importing search.duplicates at start would cost every
+    # command that prints, `search` and `show` included, for classes they never see.
     from reliora_git.operations.freshness import Freshness, History
     from reliora_git.operations.lessons.reads import SearchResult
     from reliora_git.operations.review.check import CheckReport
     from reliora_git.org.search import OrgResult
+    from reliora_git.records.errors import RelioraError
+    from reliora_git.records.model import FeedbackEvent, FeedbackSummary, Record
+    from reliora_git.search.duplicates import SimilarityWarning
+    from reliora_git.search.rank import Hit
 
 # Lone surrogates come from file names that are not UTF-8 (os.fsdecode's surrogateescape);
 # they cannot be encoded for a terminal, so they are shown as U+FFFD.
@@ -389,6 +391,8 @@ def matched_words(tokens: Sequence[str], terms: Mapping[str, list[str]] | None =
 
 def explain(hit: Hit) -> str:
     """The non-zero parts of the score, e.g. ``title 7.60 + tags 8.55 ×0.95 + feedback 1.00``."""
+    from reliora_git.search.rank import FIELDS  # loaded already: the hit came from it
+
     parts = [f"{name} {hit.breakdown[name]:.2f}" for name in FIELDS if hit.breakdown[name]]
     if hit.breakdown["exactPhrase"]:
         parts.append(f"phrase {hit.breakdown['exactPhrase']:.2f}")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 from dataclasses import dataclass
@@ -99,6 +98,9 @@ def unknown_setting(locator: str, text: str, key: str, known: list[str]) -> str:
     A warning, not an error: the commands keep working with the defaults, as they did
     before the file named the key (SPEC.md §7: named in a warning, with the nearest key).
     """
+    # Imported here: every command reads the config, only a misspelt key needs difflib.
+    import difflib
+
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     line = key_line(text, key)
