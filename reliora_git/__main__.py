@@ -10,6 +10,8 @@ from types import TracebackType
 #: What the pre-commit hook runs (see commands/check_staged.py); kept here, not imported,
 #: so that other commands load nothing for it.
 _HOOK_ARGV = [["check", "--staged"], ["check", "--staged", "--json"]]
+#: Commands that keep running and answering: what they build in bulk is let go again.
+_SERVERS = {"mcp", "serve"}
 
 
 class _StartingUp:
@@ -51,6 +53,10 @@ def main() -> None:
 
         print(f"reliora {__version__}")
         return
+    if not _SERVERS & set(sys.argv[1:]):  # a word anywhere: an option may come first
+        from reliora_git.storage.cache import bulk_lives_on
+
+        bulk_lives_on()
     # The same for the plain forms of `search`, run before every task by agents, and of
     # `show`, `list` and `feedback`; anything else (help, errors Typer reports) falls
     # through to Typer (see commands/searching.py and commands/plain.py).

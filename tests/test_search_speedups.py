@@ -435,3 +435,32 @@ def test_the_collector_runs_again_once_the_command_starts(
     assert "collector on: True" in done.stdout
     assert "flaky-a" in done.stdout
     assert done.stdout.rstrip().endswith("after: True")
+
+
+@pytest.mark.parametrize(
+    ("argv", "frozen"), [(["search", "timeouts"], True), (["mcp", "--help"], False)]
+)
+def test_what_a_command_builds_in_bulk_is_frozen_but_never_in_a_server(
+    store: Store, write_record: RecordMaker, repo: Path, argv: list[str], frozen: bool
+) -> None:
+    """A search freezes the index it decoded (cache.paused_gc), so that later collections
+    do not walk it; ``mcp`` and ``serve`` keep running, so what they build stays collectable."""
+    write_record("flaky-a", "Flaky pytest timeouts")
+    code = (
+        "import gc, sys\n"
+        "from reliora_git.__main__ import main\n"
+        "from reliora_git.storage import cache\n"
+        f"sys.argv = ['reliora', *{argv!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "with cache.paused_gc():\n"
+        "    before = gc.get_freeze_count()\n"
+        "    kept = [(i,) for i in range(1000)]\n"
+        "print('froze:', gc.get_freeze_count() > before)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.rstrip().endswith(f"froze: {frozen}")

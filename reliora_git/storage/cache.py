@@ -81,6 +81,17 @@ def code_stamp(root: Path) -> tuple[Any, ...]:
     return tuple(stamp)
 
 
+#: Whether data built in bulk lives as long as the process: set for a command that exits
+#: when its work is done (reliora_git/__main__.py), never for a server (see paused_gc).
+_bulk_lives_on = False
+
+
+def bulk_lives_on() -> None:
+    """Say that this process ends with its command: what :func:`paused_gc` built is frozen."""
+    global _bulk_lives_on
+    _bulk_lives_on = True
+
+
 @contextlib.contextmanager
 def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while plain, acyclic data is built in bulk.
@@ -91,6 +102,11 @@ def paused_gc() -> Iterator[None]:
     search at 100,000 records (cProfile does not show it). Nothing built here
     holds a reference cycle, so reference counting frees it all the same; parsing
     (PyYAML) runs with the collector on.
+
+    In a command that ends when its work does (:func:`bulk_lives_on`), what was built
+    is then frozen: the first collections after it would otherwise walk all of it
+    (10,000 decoded records: 3 ms, and 6 ms more for the next older generation) to
+    find nothing. A server never freezes: what it frees over days must stay collectable.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -98,6 +114,8 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if _bulk_lives_on:
+                gc.freeze()
             gc.enable()
 
 
