@@ -82,6 +82,14 @@ def main() -> None:
         code = plain_main(sys.argv[1:])
         if code is not None:
             sys.exit(code)
+    if sys.argv[1:2] == ["record"] and fast:
+        # `record --json -`: how an agent saves a lesson (commands/recording.py).
+        with _StartingUp():
+            from reliora_git.interfaces.commands.recording import fast_main as record_main
+
+        code = record_main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     if sys.argv[1:3] == ["org", "search"] and fast:
         from reliora_git.interfaces.commands.org_search import fast_main as org_main
 

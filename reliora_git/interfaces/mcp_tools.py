@@ -57,6 +57,7 @@ class Runner(Protocol):
 
     async def run(self, work: Callable[[], CallToolResult]) -> CallToolResult: ...
 
+
 # Literal types so the input schemas list the allowed values (tests keep them equal to model's).
 Level = Literal["strong", "moderate", "weak"]
 Outcome = Literal["success", "partial", "failure", "not-applicable", "outdated"]
@@ -135,9 +136,7 @@ def register(server: Host, repo: Path | None, running: Runner, all_tools: bool) 
         why: Ids = None,
     ) -> CallToolResult:
         return await running.run(
-            lambda: answer(
-                indexed(lambda s, index: brief_tool(s, task, query, files, index, why))
-            )
+            lambda: answer(indexed(lambda s, index: brief_tool(s, task, query, files, index, why)))
         )
 
     @server.tool(name="show", description=mcp_help.SHOW, annotations=READS)

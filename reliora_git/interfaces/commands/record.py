@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,8 +26,9 @@ from reliora_git.interfaces.commands.guard import (
     GuardPathOption,
     guards_from_flags,
 )
+from reliora_git.interfaces.commands.recording import record_from_stdin, report_saved
 from reliora_git.interfaces.commands.reporting import wrote
-from reliora_git.interfaces.output import Printer, print_json
+from reliora_git.interfaces.output import print_json
 from reliora_git.records.errors import RelioraError
 from reliora_git.records.model import Record
 from reliora_git.storage.store import (
@@ -224,7 +223,7 @@ def record(
                 return
             new, draft = _from_editor(store, drafted)
         elif json_input is not None:
-            new = _from_json(json_input)
+            new = record_from_stdin(json_input)
         elif from_file is not None:
             new = _from_file(from_file)
         elif edit:
@@ -258,22 +257,7 @@ def record(
         wrote(f"saved {saved.record.id} as {saved.record.locator}")
         if draft is not None:
             draft.unlink()
-        for path_warning in saved.path_warnings:  # stderr: the --json document stays one
-            Printer().warn(path_warning.message)
-        for guard_warning in saved.guard_warnings:
-            Printer().warn(guard_warning.message)
-        if as_json:
-            print_json(
-                {
-                    "id": saved.record.id,
-                    "locator": saved.record.locator,
-                    "warnings": saved.warnings_json(),
-                }
-            )
-            return
-        printer = Printer()
-        printer.line(f"saved {saved.record.id} as {saved.record.locator}")
-        printer.similar(saved.warnings, saved.record.id, show_all)
+        report_saved(saved, as_json, show_all)
 
 
 def _check_required(flags: Record) -> None:
@@ -290,25 +274,6 @@ def _check_required(flags: Record) -> None:
     if missing is not None:
         message = f"the experience is not valid: it needs {missing}"
         raise RelioraError(message, code="invalid_record")
-
-
-def _from_json(source: str) -> Record:
-    if source != "-":
-        raise RelioraError(
-            "--json takes '-' (read the JSON object from stdin)", code="invalid_option"
-        )
-    try:
-        data = json.loads(sys.stdin.read())
-    except json.JSONDecodeError as exc:
-        raise RelioraError(
-            f"stdin is not valid JSON: {exc.msg}",
-            path="<stdin>",
-            line=exc.lineno,
-            code="invalid_input",
-        ) from None
-    from reliora_git.search.jsonio import record_from_json
-
-    return record_from_json(data)
 
 
 def _from_file(path: Path) -> Record:

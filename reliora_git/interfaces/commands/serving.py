@@ -22,6 +22,7 @@ from reliora_git.records.errors import RelioraError
 if TYPE_CHECKING:
     from reliora_git.interfaces.mcp_wire import Start
 
+
 #: reliora-git is installed from a clone or a wheel (README), not by a package index name.
 def install_hint() -> str:
     """How to install the mcp extra, keeping every extra installed already."""
@@ -31,6 +32,8 @@ def install_hint() -> str:
         "install reliora again from your clone of reliora-git with the mcp extra "
         f"({install_command('mcp')})"
     )
+
+
 #: Top-level modules of the SDK and its own dependencies.
 SDK_MODULES = ("mcp", "mcp_types", "pydantic", "anyio")
 

@@ -20,6 +20,8 @@ def install_hint() -> str:
         "install reliora again from your clone of reliora-git with the web extra "
         f"({install_command('web')})"
     )
+
+
 #: What the web view needs beyond the core (the `web` extra).
 WEB_MODULES = ("starlette", "uvicorn", "jinja2", "markdown_it")
 

@@ -97,6 +97,8 @@ ISSUE = re.compile(
 )
 FIXES_TRAILER = re.compile(r"^(?:Fixes|Closes|Resolves|Fix|Close)s?:? +\S", re.IGNORECASE | re.M)
 PR_MERGE = re.compile(r"^Merge pull request #(\d+) from \S+")
+
+
 def squash_number(subject: str) -> tuple[int, str] | None:
     """A squash merge's pull request and title: ``Fix the race (#123)`` → (123, ``Fix the
     race``); None for another subject. Plain string steps, linear (a pattern with ``\\s*``
@@ -109,6 +111,8 @@ def squash_number(subject: str) -> tuple[int, str] | None:
     if not (digits.isascii() and digits.isdigit() and len(digits) <= 9):
         return None
     return int(digits), text[:at].rstrip()
+
+
 REVERT_SUBJECT = re.compile(r'^Revert\s+"(.+)"\s*$')
 REVERT_LINE = re.compile(r"^This reverts commit ([0-9a-f]{7,40})\.?\s*$", re.MULTILINE)
 NOISE = re.compile(
