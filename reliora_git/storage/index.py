@@ -82,7 +82,7 @@ def open_index(
         loaded = load(located, state, segments)
         built = build(loaded)
         index = StoreIndex(built, segments, path, save_state)
-    if save and path is not None and (loaded.changed or _stamps_new(located, state)):
+    if save and path is not None and (loaded.changed or _stamps_moved(located, state)):
         saved = index.state = built.saved_state()
         saved.folders = _stamps(located, saved)
         if not kept or _holds_more(saved, state):
@@ -94,18 +94,32 @@ def open_index(
 
 
 def _stamps(located: Located, saved: IndexState) -> list[FolderStamp] | None:
-    """The folder stamps to save with ``saved``: only if it holds every file the walk found
-    (else the next command could not take the files from it: locate.py)."""
-    if located.folders is None:
+    """The folder stamps to save with ``saved``: a folder's is trusted only if ``saved``
+    holds every file the folder lists (locate.py takes them from it)."""
+    folders = located.folders
+    if folders is None:
         return None
-    if saved.files != located.records or saved.event_files != located.events:
-        return None
-    return located.folders
+    held = {file[0] for file in saved.files}
+    held.update(file[0] for file in saved.event_files)
+    loose = {
+        file.locator.rpartition("/")[0]
+        for files in (located.records, located.events)
+        for file in files
+        if file.locator not in held
+    }
+    if not loose:
+        return folders
+    return [
+        (at, mtime, inode, trusted and at not in loose) for at, mtime, inode, trusted in folders
+    ]
 
 
-def _stamps_new(located: Located, state: IndexState) -> bool:
-    """Whether this walk can give the saved index the folder stamps it lacks."""
-    return state.folders is None and located.folders is not None and located.source is None
+def _stamps_moved(located: Located, state: IndexState) -> bool:
+    """Whether this walk changed the stamps to save: a folder listed again, one that has
+    grown old enough to trust, or stamps the saved index lacks."""
+    if located.folders is None or located.folders is state.folders:
+        return False  # from git, or every stamp as saved
+    return _stamps(located, state) != state.folders
 
 
 def _holds_more(saved: IndexState, state: IndexState) -> bool:

@@ -153,20 +153,17 @@ def linked_folders(store: Store) -> list[RelioraError]:
     ]
 
 
-#: A folder as a walk saw it before listing it: (locator, mtime_ns, inode). A file added,
-#: removed or renamed in it changes its mtime (locate.py relies on that).
-FolderStamp = tuple[str, int, int]
+#: A folder as a walk saw it before listing it (storage/locate.py): locator, mtime_ns, inode,
+#: and whether the stamp may stand for its listing next time.
+FolderStamp = tuple[str, int, int, bool]
 
 
-def scan_markdown(
-    store: Store, folder: Path, stamps: list[FolderStamp] | None = None
-) -> list[ScannedFile]:
+def scan_markdown(store: Store, folder: Path) -> list[ScannedFile]:
     """What :func:`walk_markdown` yields, without a Path per file.
 
     Building a Path (and a relative one for the locator) costs more than the
     stat() itself; a search of a 100,000-record store walks every file on every
     query, so the walk works on strings and the cache decides which files are read.
-    ``stamps``, if given, gets each folder walked, stamped before it is listed.
     """
     if not folder.is_dir() or folder.is_symlink():
         return []
@@ -176,10 +173,7 @@ def scan_markdown(
     while stack:
         current, prefix = stack.pop()
         try:
-            if stamps is not None:
-                info = os.lstat(current)
-                stamps.append((prefix, info.st_mtime_ns, info.st_ino))
-            _scan_folder(current, prefix, stack, append)
+            scan_folder(current, prefix, stack, append)
         except FileNotFoundError:
             # A checkout, a pull or an editor's save removed it between the listing and now:
             # what is gone is not there, which the next command's walk sees too.
@@ -189,7 +183,7 @@ def scan_markdown(
     return found
 
 
-def _scan_folder(
+def scan_folder(
     current: str,
     prefix: str,
     stack: list[tuple[str, str]],
