@@ -10,9 +10,12 @@ reworded duplicate shares the rare ones too.
 
 from __future__ import annotations
 
+import json
 import math
+from json.encoder import encode_basestring as _string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any, Protocol
 
 from reliora_git.records.errors import RelioraError
@@ -93,6 +96,22 @@ class SimilarityWarning:
     def likely(self) -> bool:
         return self.verdict == LIKELY_DUPLICATE
 
+    def to_tuple(self) -> tuple[Any, ...]:
+        """Its fields in order, as plain data (``check`` keeps them: storage/findings.py)."""
+        return tuple(getattr(self, name) for name in _WARNING_FIELDS)
+
+    @classmethod
+    def from_tuple(cls, plain: Sequence[Any]) -> SimilarityWarning:
+        """The warning :meth:`to_tuple` gave.
+
+        Its fields are set directly rather than through the frozen ``__init__`` (one
+        ``object.__setattr__`` a field): a whole-store ``check`` makes tens of
+        thousands, and that took a third of a warm run's time.
+        """
+        warning = object.__new__(cls)
+        warning.__dict__.update(zip(_WARNING_FIELDS, plain, strict=True))
+        return warning
+
     @property
     def evidence(self) -> str:
         """Why, in a few words: ``overlap 0.82; shares pgbouncer, pool, timeout``."""
@@ -123,6 +142,32 @@ class SimilarityWarning:
             f"({self.match_level} match, {self.evidence}): {advice}"
         )
 
+    def json_text(self, level: int) -> str:
+        """``json.dumps(self.to_json(), ensure_ascii=False, indent=2)`` as it reads nested
+        ``level`` deep in such a document, byte for byte.
+
+        With ``indent`` the json module encodes in pure Python, which took most of a
+        whole-store ``check --json`` (tens of thousands of warnings); here each value is
+        encoded in C and the lines are laid out as that encoder lays them out.
+        """
+        inner = "\n" + "  " * (level + 1)
+        if self.shared_tokens:
+            item = "," + inner + "  "
+            shared = f"[{inner}  {item.join(map(_string, self.shared_tokens))}{inner}]"
+        else:
+            shared = "[]"
+        reverse = None if self.reverse_overlap is None else round(self.reverse_overlap, 4)
+        return (
+            f'{{{inner}"code": "SIMILAR_EXPERIENCE_FOUND",{inner}"id": {_string(self.id)},'
+            f'{inner}"locator": {_string(self.locator)},{inner}"title": {_string(self.title)},'
+            f'{inner}"matchLevel": {_string(self.match_level)},'
+            f'{inner}"score": {json_scalar(round(self.score, 4))},'
+            f'{inner}"verdict": {_string(self.verdict)},'
+            f'{inner}"overlap": {json_scalar(round(self.overlap, 4))},'
+            f'{inner}"sharedTokens": {shared},{inner}"reverseOverlap": {json_scalar(reverse)},'
+            f'{inner}"message": {_string(self.message)}\n{"  " * level}}}'
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "code": "SIMILAR_EXPERIENCE_FOUND",
@@ -139,6 +184,19 @@ class SimilarityWarning:
             else round(self.reverse_overlap, 4),
             "message": self.message,
         }
+
+
+def json_scalar(value: Any) -> str:
+    """A number, ``None`` or a boolean as ``json.dumps`` writes it (floats as ``repr``)."""
+    if value is None:
+        return "null"
+    if type(value) is float and math.isfinite(value):
+        return float.__repr__(value)
+    return json.dumps(value)
+
+
+#: SimilarityWarning's fields in order: what to_tuple gives and from_tuple takes.
+_WARNING_FIELDS = tuple(f.name for f in dataclass_fields(SimilarityWarning))
 
 
 def likely_only(warnings: Sequence[SimilarityWarning]) -> list[SimilarityWarning]:

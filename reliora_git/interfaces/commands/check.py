@@ -68,7 +68,7 @@ def check(
       reliora check --all .reliora/experiences/new-record-1a2b3c.md
       reliora check --suggest
     """
-    from reliora_git.interfaces.output import Printer, print_json
+    from reliora_git.interfaces.output import Printer, emit
 
     if staged:
         code = run_check_staged(paths, repo, json_output, show_all)
@@ -84,10 +84,10 @@ def check(
             report = check_store(store, paths or None, index)
             unasked = _unasked(store, index) if suggest else None
         if json_output:
-            document = report.to_json()
+            extra = None
             if unasked is not None:
-                document["withoutAskedAs"] = [lesson.to_json() for lesson in unasked]
-            print_json(document)
+                extra = {"withoutAskedAs": [lesson.to_json() for lesson in unasked]}
+            emit(report.json_text(extra))
         else:
             printer = Printer()
             printer.check(report, show_all)
