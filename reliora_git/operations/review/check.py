@@ -82,24 +82,30 @@ class CheckReport:
         """
         from reliora_git.search.jsonio import problem_to_json
 
-        files = []
-        for f in self.files:
+        level = 4  # files, a file, its warnings
+        out = [f'{{\n  "ok": {_nested(self.ok, 1)},\n  "checked": {_nested(self.checked, 1)},']
+        if not self.files:
+            out.append('\n  "files": []')
+        for n, f in enumerate(self.files):
             problems = [problem_to_json(p) for p in f.problems]
-            warnings = (
-                "[\n        " + ",\n        ".join(w.json_text(4) for w in f.similar) + "\n      ]"
-                if f.similar
-                else "[]"
+            out.append(
+                ('\n  "files": [' if n == 0 else ",")
+                + f'\n    {{\n      "locator": {_nested(f.locator, 3)},'
+                + f'\n      "id": {_nested(f.id, 3)},'
+                + f'\n      "problems": {_nested(problems, 3) if problems else "[]"},'
+                + '\n      "warnings": '
             )
-            files.append(
-                f'{{\n      "locator": {_nested(f.locator, 3)},\n      "id": {_nested(f.id, 3)},'
-                f'\n      "problems": {_nested(problems, 3) if problems else "[]"},\n      "warnings": {warnings}\n    }}'
-            )
-        listed = "[\n    " + ",\n    ".join(files) + "\n  ]" if files else "[]"
-        more = "".join(f",\n  {_nested(k, 1)}: {_nested(v, 1)}" for k, v in (extra or {}).items())
-        return (
-            f'{{\n  "ok": {_nested(self.ok, 1)},\n  "checked": {_nested(self.checked, 1)},'
-            f'\n  "files": {listed}{more}\n}}'
-        )
+            if f.similar:
+                inner = "\n" + "  " * level
+                out.append("[" + inner + ("," + inner).join(w.json_text(level) for w in f.similar))
+                out.append("\n      ]\n    }")
+            else:
+                out.append("[]\n    }")
+        if self.files:
+            out.append("\n  ]")
+        out.extend(f",\n  {_nested(k, 1)}: {_nested(v, 1)}" for k, v in (extra or {}).items())
+        out.append("\n}")
+        return "".join(out)
 
     def to_json(self) -> dict[str, Any]:
         """The ``check --json`` document (and the MCP ``check`` tool's)."""
