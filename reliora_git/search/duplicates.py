@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-from json.encoder import encode_basestring as _string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
+from json.encoder import encode_basestring as _string
 from typing import Any, Protocol
 
 from reliora_git.records.errors import RelioraError
