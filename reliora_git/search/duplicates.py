@@ -29,6 +29,7 @@ from reliora_git.search.rank import (
     IndexedRecord,
     Query,
     QueryToken,
+    fingerprint,
     index_record,
     rank,
     score_record,
@@ -291,13 +292,19 @@ def idf_weights(tokens: Sequence[str], pool: Pool, exclude_id: str) -> dict[str,
 
 
 def overlap_of(
-    tokens: Sequence[str], matched: set[str], idf: Mapping[str, float]
+    tokens: Sequence[str],
+    matched: set[str],
+    idf: Mapping[str, float],
+    total: float | None = None,
 ) -> tuple[float, tuple[str, ...]]:
     """The §6.1 overlap of the ``matched`` tokens of ``tokens``, and the shared tokens.
 
     Shared tokens are highest idf first, ties in query order (the sort is stable).
+    ``total``: ``sum(idf[t] for t in tokens)``, when the caller has it already (the
+    same for every record a candidate is compared with).
     """
-    total = sum(idf[t] for t in tokens)
+    if total is None:
+        total = sum(idf[t] for t in tokens)
     held = [t for t in tokens if t in matched]
     overlap = sum(idf[t] for t in held) / total if total > 0 else 0.0
     shared = sorted(held, key=lambda t: -idf[t])[:MAX_SHARED_TOKENS]
@@ -319,17 +326,21 @@ def find_similar(
     applicability): what ``check`` does for every record it was not asked about.
     """
     checkpoint()  # check seeks duplicates record by record (stopping.py)
-    candidate = index_record(record)
+    # Against twins only, the record's own fields are read for its fingerprint alone: every
+    # record found is a twin, so a likely duplicate, and none is judged the other way.
+    candidate = index_record(record) if lexical else None
+    fingerprint_of = candidate.fingerprint if candidate is not None else fingerprint(record)
     query = duplicate_query(record)
     found: dict[str, tuple[str, float, IndexedRecord, tuple[str, ...]]] = {}
     if query is not None and lexical:
         # Weak results are not similarities (SPEC.md §6).
         for hit in pool.similar_hits(query, record.id):
             level = hit.level
+            assert candidate is not None
             if level == "strong" and not _shares_context(candidate, hit.doc):
                 level = "moderate"
             found[hit.doc.id] = (level, hit.score, hit.doc, hit.matched_tokens)
-    twins = pool.twins(candidate.fingerprint, record.id) if candidate.fingerprint else []
+    twins = pool.twins(fingerprint_of, record.id) if fingerprint_of else []
     for doc in twins:
         if doc.id in found:
             found[doc.id] = ("strong", *found[doc.id][1:])
@@ -343,14 +354,16 @@ def find_similar(
         return []
     tokens = [] if query is None else query.token_texts_tuple
     idf = idf_weights(tokens, pool, record.id)
+    total = sum(idf[t] for t in tokens)
     young = pool.record_count(record.id) < YOUNG_STORE
     exact = {doc.id for doc in twins}
     warnings = []
     for doc_id, (level, score, doc, matched) in found.items():
-        overlap, shared = overlap_of(tokens, set(matched), idf)
+        overlap, shared = overlap_of(tokens, set(matched), idf, total)
         is_likely = doc_id in exact or overlap >= duplicate_overlap
         reverse = None
         if young and not is_likely and near_threshold(overlap, duplicate_overlap):
+            assert candidate is not None  # without the lexical search every record is a twin
             reverse = reverse_overlap(doc, candidate, pool)
             is_likely = reverse >= MUTUAL_REVERSE
         warnings.append(
