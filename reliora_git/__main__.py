@@ -117,6 +117,14 @@ def main() -> None:
             from reliora_git.interfaces.commands.check_staged import run_check_staged
 
         sys.exit(run_check_staged(None, None, json_output="--json" in sys.argv))
+    if sys.argv[1:2] == ["check"] and fast:
+        # A whole-store check (commands/checking.py); files named, --staged… go to Typer.
+        with _StartingUp():
+            from reliora_git.interfaces.commands.checking import fast_main as check_main
+
+        code = check_main(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     with _StartingUp():
         from reliora_git.interfaces.cli import app_for
 

@@ -17,6 +17,7 @@ from reliora_git.records.text import (
     escape_invisible,
     has_invisible,
     invisible_characters,
+    is_plain,
     remove_invisible,
 )
 from reliora_git.storage.store import Store
@@ -62,6 +63,20 @@ def test_every_format_and_private_use_character_is_invisible() -> None:
     ]
     assert missed == []
     assert all(has_invisible(chr(code)) for code in range(0xE0000, 0xE0080))  # the tag block
+
+
+def test_plain_text_holds_no_invisible_character_nor_surrogate() -> None:
+    # is_plain is the fast answer clean() trusts: it must never call a character plain that
+    # has_invisible finds, nor a surrogate (clean() replaces those).
+    wrong = [
+        f"U+{code:04X}"
+        for code in range(sys.maxunicode + 1)
+        if is_plain(chr(code)) and (has_invisible(chr(code)) or 0xD800 <= code <= 0xDFFF)
+    ]
+    assert wrong == []
+    assert is_plain("likely duplicate of 'ack --bar' (shares ack): add `reliora feedback x …`")
+    assert not is_plain("two\nlines") and not is_plain("Fix" + HIDDEN)
+    assert clean("two\nlines\ttab") == "two\nlines\ttab"
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))

@@ -10,9 +10,12 @@ reworded duplicate shares the rare ones too.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
+from json.encoder import encode_basestring as _string
 from typing import Any, Protocol
 
 from reliora_git.records.errors import RelioraError
@@ -26,6 +29,7 @@ from reliora_git.search.rank import (
     IndexedRecord,
     Query,
     QueryToken,
+    fingerprint,
     index_record,
     rank,
     score_record,
@@ -93,6 +97,22 @@ class SimilarityWarning:
     def likely(self) -> bool:
         return self.verdict == LIKELY_DUPLICATE
 
+    def to_tuple(self) -> tuple[Any, ...]:
+        """Its fields in order, as plain data (``check`` keeps them: storage/findings.py)."""
+        return tuple(getattr(self, name) for name in _WARNING_FIELDS)
+
+    @classmethod
+    def from_tuple(cls, plain: Sequence[Any]) -> SimilarityWarning:
+        """The warning :meth:`to_tuple` gave.
+
+        Its fields are set directly rather than through the frozen ``__init__`` (one
+        ``object.__setattr__`` a field): a whole-store ``check`` makes tens of
+        thousands, and that took a third of a warm run's time.
+        """
+        warning = object.__new__(cls)
+        warning.__dict__.update(zip(_WARNING_FIELDS, plain, strict=True))
+        return warning
+
     @property
     def evidence(self) -> str:
         """Why, in a few words: ``overlap 0.82; shares pgbouncer, pool, timeout``."""
@@ -123,6 +143,32 @@ class SimilarityWarning:
             f"({self.match_level} match, {self.evidence}): {advice}"
         )
 
+    def json_text(self, level: int) -> str:
+        """``json.dumps(self.to_json(), ensure_ascii=False, indent=2)`` as it reads nested
+        ``level`` deep in such a document, byte for byte.
+
+        With ``indent`` the json module encodes in pure Python, which took most of a
+        whole-store ``check --json`` (tens of thousands of warnings); here each value is
+        encoded in C and the lines are laid out as that encoder lays them out.
+        """
+        inner = "\n" + "  " * (level + 1)
+        if self.shared_tokens:
+            item = "," + inner + "  "
+            shared = f"[{inner}  {item.join(map(_string, self.shared_tokens))}{inner}]"
+        else:
+            shared = "[]"
+        reverse = None if self.reverse_overlap is None else round(self.reverse_overlap, 4)
+        return (
+            f'{{{inner}"code": "SIMILAR_EXPERIENCE_FOUND",{inner}"id": {_string(self.id)},'
+            f'{inner}"locator": {_string(self.locator)},{inner}"title": {_string(self.title)},'
+            f'{inner}"matchLevel": {_string(self.match_level)},'
+            f'{inner}"score": {json_scalar(round(self.score, 4))},'
+            f'{inner}"verdict": {_string(self.verdict)},'
+            f'{inner}"overlap": {json_scalar(round(self.overlap, 4))},'
+            f'{inner}"sharedTokens": {shared},{inner}"reverseOverlap": {json_scalar(reverse)},'
+            f'{inner}"message": {_string(self.message)}\n{"  " * level}}}'
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "code": "SIMILAR_EXPERIENCE_FOUND",
@@ -139,6 +185,19 @@ class SimilarityWarning:
             else round(self.reverse_overlap, 4),
             "message": self.message,
         }
+
+
+def json_scalar(value: Any) -> str:
+    """A number, ``None`` or a boolean as ``json.dumps`` writes it (floats as ``repr``)."""
+    if value is None:
+        return "null"
+    if type(value) is float and math.isfinite(value):
+        return float.__repr__(value)
+    return json.dumps(value)
+
+
+#: SimilarityWarning's fields in order: what to_tuple gives and from_tuple takes.
+_WARNING_FIELDS = tuple(f.name for f in dataclass_fields(SimilarityWarning))
 
 
 def likely_only(warnings: Sequence[SimilarityWarning]) -> list[SimilarityWarning]:
@@ -233,13 +292,19 @@ def idf_weights(tokens: Sequence[str], pool: Pool, exclude_id: str) -> dict[str,
 
 
 def overlap_of(
-    tokens: Sequence[str], matched: set[str], idf: Mapping[str, float]
+    tokens: Sequence[str],
+    matched: set[str],
+    idf: Mapping[str, float],
+    total: float | None = None,
 ) -> tuple[float, tuple[str, ...]]:
     """The §6.1 overlap of the ``matched`` tokens of ``tokens``, and the shared tokens.
 
     Shared tokens are highest idf first, ties in query order (the sort is stable).
+    ``total``: ``sum(idf[t] for t in tokens)``, when the caller has it already (the
+    same for every record a candidate is compared with).
     """
-    total = sum(idf[t] for t in tokens)
+    if total is None:
+        total = sum(idf[t] for t in tokens)
     held = [t for t in tokens if t in matched]
     overlap = sum(idf[t] for t in held) / total if total > 0 else 0.0
     shared = sorted(held, key=lambda t: -idf[t])[:MAX_SHARED_TOKENS]
@@ -261,17 +326,21 @@ def find_similar(
     applicability): what ``check`` does for every record it was not asked about.
     """
     checkpoint()  # check seeks duplicates record by record (stopping.py)
-    candidate = index_record(record)
+    # Against twins only, the record's own fields are read for its fingerprint alone: every
+    # record found is a twin, so a likely duplicate, and none is judged the other way.
+    candidate = index_record(record) if lexical else None
+    fingerprint_of = candidate.fingerprint if candidate is not None else fingerprint(record)
     query = duplicate_query(record)
     found: dict[str, tuple[str, float, IndexedRecord, tuple[str, ...]]] = {}
     if query is not None and lexical:
         # Weak results are not similarities (SPEC.md §6).
         for hit in pool.similar_hits(query, record.id):
             level = hit.level
+            assert candidate is not None
             if level == "strong" and not _shares_context(candidate, hit.doc):
                 level = "moderate"
             found[hit.doc.id] = (level, hit.score, hit.doc, hit.matched_tokens)
-    twins = pool.twins(candidate.fingerprint, record.id) if candidate.fingerprint else []
+    twins = pool.twins(fingerprint_of, record.id) if fingerprint_of else []
     for doc in twins:
         if doc.id in found:
             found[doc.id] = ("strong", *found[doc.id][1:])
@@ -285,14 +354,16 @@ def find_similar(
         return []
     tokens = [] if query is None else query.token_texts_tuple
     idf = idf_weights(tokens, pool, record.id)
+    total = sum(idf[t] for t in tokens)
     young = pool.record_count(record.id) < YOUNG_STORE
     exact = {doc.id for doc in twins}
     warnings = []
     for doc_id, (level, score, doc, matched) in found.items():
-        overlap, shared = overlap_of(tokens, set(matched), idf)
+        overlap, shared = overlap_of(tokens, set(matched), idf, total)
         is_likely = doc_id in exact or overlap >= duplicate_overlap
         reverse = None
         if young and not is_likely and near_threshold(overlap, duplicate_overlap):
+            assert candidate is not None  # without the lexical search every record is a twin
             reverse = reverse_overlap(doc, candidate, pool)
             is_likely = reverse >= MUTUAL_REVERSE
         warnings.append(

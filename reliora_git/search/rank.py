@@ -243,6 +243,13 @@ class QueryToken:
         return f" {self.text[:PREFIX_MIN]}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _query_token(token: str) -> QueryToken:
+    """:meth:`QueryToken.of`, made once per token (it is immutable): ``check`` parses the
+    duplicate query of every record, most of whose words other records share."""
+    return QueryToken.of(token)
+
+
 #: A query is searched for its first this-many unique content tokens (first-seen order).
 #: Far more than any task description holds; without a bound a pasted log of 10,000
 #: words scored every token against the store (30 s and 1 GB), locally, in an MCP call
@@ -274,7 +281,7 @@ class Query:
         # The phrase stays whole: the bonus is for the query's exact words in a record.
         phrase = f" {' '.join(sequence)} " if len(sequence) >= 2 else None
         dropped = len(tokens) - len(kept)
-        return cls(text, tuple(QueryToken.of(t) for t in kept), phrase, dropped)
+        return cls(text, tuple(_query_token(t) for t in kept), phrase, dropped)
 
     @property
     def token_texts(self) -> list[str]:

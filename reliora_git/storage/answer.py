@@ -83,6 +83,8 @@ class StoreIndex:
         self._scanned = False
         self._by_fingerprint: dict[str, list[int]] | None = None
         self._masks: dict[str, dict[int, int]] = {}
+        self._last_query: tuple[Query, list[dict[int, int]]] | None = None
+        self._full_docs: dict[int, IndexedRecord] = {}
         #: Segment values read so far.
         self._blobs_read: dict[int, SegmentValue] = {}
         self._json_read: dict[int, dict[str, Any]] = {}
@@ -192,9 +194,12 @@ class StoreIndex:
         return found
 
     def full_doc(self, slot: int) -> IndexedRecord:
-        doc = self.inverted.docs[slot]
-        assert doc is not None
-        return doc._replace(text=self.text_of(slot))
+        found = self._full_docs.get(slot)
+        if found is None:  # made once: ``check`` asks for each twin's several times
+            doc = self.inverted.docs[slot]
+            assert doc is not None
+            found = self._full_docs[slot] = doc._replace(text=self.text_of(slot))
+        return found
 
     # --- records -------------------------------------------------------------------------
 
@@ -330,12 +335,22 @@ class StoreIndex:
         slot = self._slot_by_id.get(record_id)
         if slot is None:
             return None
-        masks = [self._masks_of(token.text).get(slot, 0) for token in query.tokens]
+        masks = [holders.get(slot, 0) for holders in self._query_masks(query)]
         if not any(masks):
             return None
         doc = self.full_doc(slot)
         phrase = query.phrase is not None and query.phrase in search_part(doc.text)
         return score_masks(doc, query, masks, phrase, self.feedback.get(record_id, NO_FEEDBACK))
+
+    def _query_masks(self, query: Query) -> list[dict[int, int]]:
+        """:meth:`_masks_of` each token of ``query``, kept for the last query asked: ``check``
+        scores every twin of a record with that record's query, one after the other."""
+        last = self._last_query
+        if last is not None and last[0] is query:
+            return last[1]
+        found = [self._masks_of(token.text) for token in query.tokens]
+        self._last_query = (query, found)  # one assignment: another thread sees either
+        return found
 
     def _masks_of(self, token: str) -> dict[int, int]:
         """Live slot → components holding a token that ``token`` matches, kept per token.

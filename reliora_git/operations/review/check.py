@@ -7,8 +7,9 @@ of the rest of the store, and return a :class:`CheckReport`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +71,42 @@ class CheckReport:
         rank = {locator: n for n, locator in enumerate(order)}
         self.files = sorted(by_locator.values(), key=lambda f: rank.get(f.locator, len(rank)))
 
+    def json_text(self, extra: Mapping[str, Any] | None = None) -> str:
+        """``json.dumps(doc, ensure_ascii=False, indent=2)`` of :meth:`to_json`'s document
+        (with ``extra``'s keys after its own), byte for byte, without building it.
+
+        The json module encodes with ``indent`` in pure Python: on a large store that
+        was most of ``check --json``. The warnings, nearly all of it, lay themselves out
+        (SimilarityWarning.json_text); the few other parts are encoded by the json module
+        and moved to their depth (its lines hold no raw newline but its own).
+        """
+        from reliora_git.search.jsonio import problem_to_json
+
+        level = 4  # files, a file, its warnings
+        out = [f'{{\n  "ok": {_nested(self.ok, 1)},\n  "checked": {_nested(self.checked, 1)},']
+        if not self.files:
+            out.append('\n  "files": []')
+        for n, f in enumerate(self.files):
+            problems = [problem_to_json(p) for p in f.problems]
+            out.append(
+                ('\n  "files": [' if n == 0 else ",")
+                + f'\n    {{\n      "locator": {_nested(f.locator, 3)},'
+                + f'\n      "id": {_nested(f.id, 3)},'
+                + f'\n      "problems": {_nested(problems, 3) if problems else "[]"},'
+                + '\n      "warnings": '
+            )
+            if f.similar:
+                inner = "\n" + "  " * level
+                out.append("[" + inner + ("," + inner).join(w.json_text(level) for w in f.similar))
+                out.append("\n      ]\n    }")
+            else:
+                out.append("[]\n    }")
+        if self.files:
+            out.append("\n  ]")
+        out.extend(f",\n  {_nested(k, 1)}: {_nested(v, 1)}" for k, v in (extra or {}).items())
+        out.append("\n}")
+        return "".join(out)
+
     def to_json(self) -> dict[str, Any]:
         """The ``check --json`` document (and the MCP ``check`` tool's)."""
         from reliora_git.search.jsonio import problem_to_json
@@ -87,6 +124,15 @@ class CheckReport:
                 for f in self.files
             ],
         }
+
+
+def _nested(value: Any, level: int) -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=2)`` as it reads ``level`` deep."""
+    import json
+
+    if type(value) is str:  # most of them: a locator or an id, encoded in C
+        return encode_basestring(value)
+    return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + "  " * level)
 
 
 def check(
@@ -114,7 +160,8 @@ def check(
     config = load_config(store)
     view = StoreView(index, index_owners(index), config.duplicate_overlap)
     modified = committed(store, sorted(named)) if named else set()
-    report = judge(view, judged_of_index(index), named, modified)
+    judged = judged_of_index(index)
+    report = judge(view, judged, named, modified, twin_warnings(index, view, judged))
     _report_secrets(index, report, config.secrets_entropy)
     _report_supersedes(index, report)
     _report_outsized(index, report)
@@ -265,16 +312,52 @@ def judged_of_index(index: StoreIndex) -> list[Judged]:
     return judged
 
 
+def twin_warnings(
+    index: StoreIndex, view: StoreView, files: list[Judged]
+) -> dict[str, list[SimilarityWarning]]:
+    """What :func:`judge` finds for each record of the index against its exact twins only
+    (the records it is not asked about), by locator, records without any left out.
+
+    Every record is compared with its twins on every whole-store ``check``: seconds on
+    a large store. The answer is kept beside the index for exactly the state it was
+    computed from (storage/findings.py), so a store that has not changed is answered
+    from there, and any change computes it again, whole.
+    """
+    from reliora_git.storage.findings import findings_key, read_findings, write_findings
+
+    key = findings_key(index, ("twins", view.duplicate_overlap))
+    kept: dict[str, list[tuple[Any, ...]]] | None = None
+    if key is not None:
+        kept = read_findings(index, key)
+    if kept is None:
+        kept = {}
+        for file in files:
+            if file.load is None or not file.id or not file.fingerprint:
+                continue
+            if view.pool.twins(file.fingerprint, file.id):
+                found = find_similar(
+                    file.load(), view.pool, lexical=False, duplicate_overlap=view.duplicate_overlap
+                )
+                if found:
+                    kept[file.locator] = [warning.to_tuple() for warning in found]
+        if key is not None:
+            write_findings(index, key, kept)
+    made = SimilarityWarning.from_tuple
+    return {locator: [made(plain) for plain in found] for locator, found in kept.items()}
+
+
 def judge(
     view: StoreView,
     files: list[Judged],
     similar_for: set[str] | None,
     modified: Collection[str] = (),
+    twins_found: Mapping[str, list[SimilarityWarning]] | None = None,
 ) -> CheckReport:
     """Reports for ``files`` judged against the store (the hook passes staged files).
 
     Files in ``modified`` are records changed rather than added: only their likely
-    duplicates are reported (SPEC.md §6.1).
+    duplicates are reported (SPEC.md §6.1). ``twins_found``: what comparing each
+    record with its exact twins gives, already known (:func:`twin_warnings`).
     """
     threshold = view.duplicate_overlap
     reports = []
@@ -287,6 +370,8 @@ def judge(
         if file.load is not None and file.id:
             if similar_for is not None and file.locator in similar_for:
                 report.similar = find_similar(file.load(), view.pool, duplicate_overlap=threshold)
+            elif twins_found is not None:
+                report.similar = list(twins_found.get(file.locator, ()))
             elif file.fingerprint and view.pool.twins(file.fingerprint, file.id):
                 # The rest only against their exact twins (SPEC.md §6).
                 report.similar = find_similar(
