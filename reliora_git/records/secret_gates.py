@@ -1,0 +1,165 @@
+"""Which detect-secrets plugins a text could hold a finding of, told without loading them.
+
+Loading the plugins compiles about a hundred expressions (20 ms, more than the
+rest of a ``show``); most records need a few of them or none. Each plugin here
+comes with what every match of each of its expressions holds, read off the
+expressions: literals (one of each clause, ``(("AKC",),)``), as written or in
+the case-folded text for an expression that ignores case. A text holding none
+of what any expression of a plugin needs cannot hold a match of it, nor can
+any of its lines, so the plugin is neither loaded nor run on it, and what is
+found does not change. tests/test_secret_gates.py derives every expression's
+literals from re's own parse of it and checks each clause here against them,
+so a new detect-secrets whose expressions differ fails the tests rather than
+missing a secret.
+
+Folded literals hold no ``i``: re's IGNORECASE matches ``i`` with ``İ`` and
+``ı``, which ``str.casefold`` does not turn into ``i``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: Every match holds one literal of each clause (as written, or case-folded).
+Clauses = tuple[tuple[str, ...], ...]
+_KEYWORDS = ("key", "pw", "pass", "token")  # key|pwd|pw|password|pass|token, as literals
+
+
+def _decimal_before_colon(text: str) -> bool:
+    """Telegram's ``\\d{8,10}:[…]{35}``: a ``:`` right after a digit (re's ``\\d`` is
+    ``str.isdecimal``), in one pass over the colons."""
+    colon = text.find(":", 1)
+    while colon != -1:
+        if text[colon - 1].isdecimal():
+            return True
+        colon = text.find(":", colon + 1)
+    return False
+
+
+def _dots_seven_apart(text: str) -> bool:
+    """Discord's ``[MNO][…]{23,25}\\.[…]{6}\\.[…]{27}``: two dots with six characters
+    between (none of the class is a dot), in one pass over the dots."""
+    dot = text.find(".")
+    while dot != -1:
+        if text.startswith(".", dot + 7):
+            return True
+        dot = text.find(".", dot + 1)
+    return False
+
+
+@dataclass(frozen=True)
+class Plugin:
+    module: str
+    name: str
+    #: One entry per expression of the plugin (``denylist``, in its order): whether
+    #: its literals are looked for in the case-folded text, and its clauses.
+    expressions: tuple[tuple[bool, Clauses], ...] = ()
+    #: For a plugin whose expressions need no literal worth looking for: a check of the
+    #: text's shape that every match passes (tested against the expression).
+    shape: Callable[[str], bool] | None = None
+
+    def may_match(self, text: str, folded: str) -> bool:
+        """False only when no expression of the plugin can match in ``text`` (``folded``:
+        ``text.casefold()``)."""
+        if self.shape is not None:
+            return self.shape(text)
+        for fold, clauses in self.expressions:
+            seen = folded if fold else text
+            if all(any(needle in seen for needle in clause) for clause in clauses):
+                return True
+        return False
+
+
+def _raw(*clauses: tuple[str, ...]) -> tuple[bool, Clauses]:
+    return (False, clauses)
+
+
+def _folded(*clauses: tuple[str, ...]) -> tuple[bool, Clauses]:
+    return (True, clauses)
+
+
+_CLOUDANT_KEY = _folded(("cl",), _KEYWORDS)
+_CLOUDANT_URL = _folded(("http",), ("@",), (".cloudant.com",))
+
+#: The plugins run by default, one per kind of real credential, in the order they run.
+PLUGINS = (
+    Plugin("artifactory", "ArtifactoryDetector", (_raw(("AKC",)), _raw(("AP",)))),
+    Plugin(
+        "aws",
+        "AWSKeyDetector",
+        (_raw(("A3T", "ABIA", "ACCA", "AKIA", "ASIA")), _folded(("aws",), _KEYWORDS, ("'", '"'))),
+    ),
+    Plugin("azure_storage_key", "AzureStorageKeyDetector", (_raw(("AccountKey=",)),)),
+    Plugin("basic_auth", "BasicAuthDetector", (_raw(("://",), ("@",)),)),
+    Plugin(
+        "cloudant",
+        "CloudantDetector",
+        (_CLOUDANT_KEY, _CLOUDANT_KEY, _CLOUDANT_URL, _CLOUDANT_URL),
+    ),
+    Plugin("discord", "DiscordBotTokenDetector", shape=_dots_seven_apart),
+    Plugin(
+        "github_token", "GitHubTokenDetector", (_raw(("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),)
+    ),
+    Plugin(
+        "gitlab_token",
+        "GitLabTokenDetector",
+        (
+            _raw(("glpat-", "gldt-", "glft-", "glsoat-", "glrt-")),
+            _raw(("GR1348941",)),
+            _raw(("glcbt-",)),
+            _raw(("glimt-",)),
+            _raw(("glptt-",)),
+            _raw(("glagent-",)),
+            _raw(("gloas-",)),
+        ),
+    ),
+    Plugin("ibm_cloud_iam", "IbmCloudIamDetector", (_folded(_KEYWORDS),)),
+    Plugin("ibm_cos_hmac", "IbmCosHmacDetector", (_folded(("secret",), ("key",)),)),
+    Plugin("jwt", "JwtTokenDetector", (_raw(("eyJ",), (".",)),)),
+    Plugin("mailchimp", "MailchimpDetector", (_raw(("-us",)),)),
+    Plugin("npm", "NpmDetector", (_raw(("//",), ("/:_authToken=",)),)),
+    Plugin("openai", "OpenAIDetector", (_raw(("sk-",), ("T3BlbkFJ",)),)),
+    Plugin(
+        "private_key",
+        "PrivateKeyDetector",
+        (
+            _raw(("BEGIN DSA PRIVATE KEY",)),
+            _raw(("BEGIN EC PRIVATE KEY",)),
+            _raw(("BEGIN OPENSSH PRIVATE KEY",)),
+            _raw(("BEGIN PGP PRIVATE KEY BLOCK",)),
+            _raw(("BEGIN PRIVATE KEY",)),
+            _raw(("BEGIN RSA PRIVATE KEY",)),
+            _raw(("BEGIN SSH2 ENCRYPTED PRIVATE KEY",)),
+            _raw(("PuTTY-User-Key-File-2",)),
+        ),
+    ),
+    Plugin(
+        "pypi_token",
+        "PypiTokenDetector",
+        (_raw(("pypi-AgEIcHlwaS5vcmc",)), _raw(("pypi-AgENdGVzdC5weXBpLm9yZw",))),
+    ),
+    Plugin("sendgrid", "SendGridDetector", (_raw(("SG.",)),)),
+    Plugin(
+        "slack",
+        "SlackDetector",
+        (_folded(("xox",)), _folded(("hooks.slack.com/serv",))),
+    ),
+    Plugin(
+        "softlayer",
+        "SoftlayerDetector",
+        (_folded(("sl",), _KEYWORDS), _folded(("softlayer",), ("com/soap/v3",))),
+    ),
+    Plugin("square_oauth", "SquareOAuthDetector", (_raw(("sq0csp-",)),)),
+    Plugin("stripe", "StripeDetector", (_raw(("rk_live_", "sk_live_")),)),
+    Plugin("telegram_token", "TelegramBotTokenDetector", shape=_decimal_before_colon),
+    Plugin("twilio", "TwilioKeyDetector", (_raw(("AC",)), _raw(("SK",)))),
+)
+
+#: The entropy plugins (``secrets_entropy = true``) look only at quoted strings: their
+#: gate is the quote the scanner itself needs on a line (secret_scanners.py).
+_QUOTED = (_folded(("'", '"')),)
+ENTROPY_PLUGINS = (
+    Plugin("high_entropy_strings", "Base64HighEntropyString", _QUOTED),
+    Plugin("high_entropy_strings", "HexHighEntropyString", _QUOTED),
+)
