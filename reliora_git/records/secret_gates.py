@@ -18,6 +18,7 @@ Folded literals hold no ``i``: re's IGNORECASE matches ``i`` with ``İ`` and
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,14 +39,19 @@ def _decimal_before_colon(text: str) -> bool:
 
 
 def _dots_seven_apart(text: str) -> bool:
-    """Discord's ``[MNO][…]{23,25}\\.[…]{6}\\.[…]{27}``: two dots with six characters
-    between (none of the class is a dot), in one pass over the dots."""
+    """Discord's ``[MNO][…]{23,25}\\.[…]{6}\\.[…]{27}``: two dots with six characters of
+    its class between (``[a-zA-Z\\d_-]``: no dot), in one pass over the dots."""
     dot = text.find(".")
     while dot != -1:
-        if text.startswith(".", dot + 7):
+        if text.startswith(".", dot + 7) and all(
+            c in _DISCORD_CHARS or c.isdecimal() for c in text[dot + 1 : dot + 7]
+        ):
             return True
         dot = text.find(".", dot + 1)
     return False
+
+
+_DISCORD_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
 
 
 @dataclass(frozen=True)
@@ -148,7 +154,7 @@ PLUGINS = (
     Plugin(
         "softlayer",
         "SoftlayerDetector",
-        (_folded(("sl",), _KEYWORDS), _folded(("softlayer",), ("com/soap/v3",))),
+        (_folded(("sl", "softlayer"), _KEYWORDS), _folded(("softlayer",), ("com/soap/v3",))),
     ),
     Plugin("square_oauth", "SquareOAuthDetector", (_raw(("sq0csp-",)),)),
     Plugin("stripe", "StripeDetector", (_raw(("rk_live_", "sk_live_")),)),
