@@ -298,6 +298,8 @@ def _outputs(text: str, entropy: bool) -> tuple[Any, ...]:
         credentials.redact(text, entropy=entropy),
         credentials.scan_fields([("x", text)], entropy=entropy),
         credentials.scan_store_file("experiences/x.md", text, entropy=entropy),
+        credentials.scan_event_file("feedback/x/1.md", text, entropy=entropy),
+        credentials.masked_record({"id": "x", "title": text, "problems": ["a", text], "task": ""}),
     )
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent, Record
-from reliora_git.records.secret_scanners import Hit, line_hits, scanners_for
+from reliora_git.records.secret_scanners import Hit, Scanners, line_hits, scanners_for
 
 _PRAGMA = re.compile(r"pragma:\s*allowlist[ -]secret", re.IGNORECASE)
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
@@ -130,7 +130,11 @@ def redact(text: str, *, entropy: bool = False) -> str:
     hiding a false positive costs a reader little, printing a real one costs a
     rotation. Line endings are kept; text without a secret comes back unchanged.
     """
-    scanners = scanners_for(text, entropy)
+    return _redact(text, scanners_for(text, entropy))
+
+
+def _redact(text: str, scanners: Scanners) -> str:
+    """:func:`redact` with scanners chosen for ``text`` (or for more text holding it)."""
     out: list[str] = []
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029")
@@ -156,16 +160,16 @@ def masked_record(data: dict[str, Any]) -> dict[str, Any]:
     of the store shows (show, list, the push, the view, MCP). ``check`` and the hook still
     report the file; this keeps a record that arrived holding a secret from being shown or
     pushed verbatim. ``data`` itself when nothing is masked."""
+    texts = {key: value for key, value in data.items() if key not in _UNMASKED}
+    scanners = scanners_for(_all_text(texts.values()))  # once for the record, not each field
     changed: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in _UNMASKED:
-            continue
+    for key, value in texts.items():
         if isinstance(value, str) and value:
-            shown = redact(value)
+            shown = _redact(value, scanners)
             if shown != value:
                 changed[key] = shown
         elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            items = [redact(v) for v in value]
+            items = [_redact(v, scanners) for v in value]
             if items != value:
                 changed[key] = items
     return {**data, **changed} if changed else data
@@ -174,14 +178,36 @@ def masked_record(data: dict[str, Any]) -> dict[str, Any]:
 def mask_record(record: Record) -> None:
     """``record`` (as parsed from its file) with every secret in its text masked, as
     :func:`masked_record` masks the JSON every other read gets (``show`` parses the file)."""
-    for name in ("title", "project_context", "task", "solution", "why_it_worked",
-                 "applicability", "verification"):  # fmt: skip
-        value = getattr(record, name)
+    texts = [getattr(record, name) for name in _TEXTS]
+    lists = [getattr(record, name) for name in _LISTS]
+    sections = [text for _, text in record.extra_sections]
+    scanners = scanners_for(_all_text([*texts, *lists, sections]))
+    for name, value in zip(_TEXTS, texts, strict=True):
         if value:
-            setattr(record, name, redact(value))
-    for name in ("tags", "problems", "failed_attempts", "warnings", "asked_as"):
-        setattr(record, name, [redact(item) for item in getattr(record, name)])
-    record.extra_sections = [(heading, redact(text)) for heading, text in record.extra_sections]
+            setattr(record, name, _redact(value, scanners))
+    for name, items in zip(_LISTS, lists, strict=True):
+        setattr(record, name, [_redact(item, scanners) for item in items])
+    record.extra_sections = [
+        (heading, _redact(text, scanners)) for heading, text in record.extra_sections
+    ]
+
+
+#: The text fields and the lists of text of a :class:`Record` that are masked.
+_TEXTS = ("title", "project_context", "task", "solution", "why_it_worked", "applicability",
+          "verification")  # fmt: skip
+_LISTS = ("tags", "problems", "failed_attempts", "warnings", "asked_as")
+
+
+def _all_text(values: Iterable[Any]) -> str:
+    """The strings of ``values`` (and of the lists among them) as one text, to choose the
+    scanners once for all of them: a plugin one of them needs is in it."""
+    parts: list[str] = []
+    for value in values:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(v for v in value if isinstance(v, str))
+    return "\n".join(parts)
 
 
 def _merged(hits: Iterable[Hit]) -> list[tuple[int, int, str]]:
@@ -248,14 +274,17 @@ def scan_store_file(
     """
     seen: set[tuple[str, str]] = set()
     found: list[Finding] = []
+    fields = list(fields)
+    # Chosen once for everything the file holds (the strings YAML reads choose their own).
+    whole = scanners_for(_all_text([*(v for _, v in fields), locator, text or ""]), entropy)
 
-    def add(named: Iterable[tuple[str, str]], numbered_from: int = 1) -> None:
-        for finding, value in _scan(named, entropy, allowed, numbered_from):
+    def add(named: Iterable[tuple[str, str]], numbered_from: int = 1, chosen: bool = True) -> None:
+        scanners = whole if chosen else None
+        for finding, value in _scan(named, entropy, allowed, numbered_from, scanners):
             if (finding.kind, value) not in seen:
                 seen.add((finding.kind, value))
                 found.append(finding)
 
-    fields = list(fields)
     add(fields)
     if locator:
         add([("file name", locator)])
@@ -274,11 +303,12 @@ def scan_store_file(
             scanned.add(bare)
             add([(label, line)], numbered_from=number)
         if hidden:
-            add(
+            strings = [
                 (name, value)
                 for name, value in _front_matter_strings(text, locator)
                 if any(line.strip() not in scanned for line in value.splitlines())
-            )
+            ]
+            add(strings, chosen=False)
     return found
 
 
@@ -313,8 +343,8 @@ def scan_event_file(
     seen: set[tuple[str, str]] = set()
     found: list[Finding] = []
 
-    def add(named: Iterable[tuple[str, str]], numbered_from: int = 1) -> None:
-        for finding, value in _scan(named, entropy, (), numbered_from):
+    def add(named: Iterable[tuple[str, str]], scanners: Scanners | None = None) -> None:
+        for finding, value in _scan(named, entropy, (), 1, scanners):
             if (finding.kind, value) not in seen:
                 seen.add((finding.kind, value))
                 found.append(finding)
@@ -322,6 +352,7 @@ def scan_event_file(
     if text is None:
         add(event_fields(event) if event is not None else [])
     else:
+        whole = scanners_for(text, entropy)  # once for the file: each part is in it
         hidden = False
         for label, _, lines in _labelled_parts(text):
             if label == "preamble":  # an event's body is its note, read stripped
@@ -330,7 +361,7 @@ def scan_event_file(
                     lines = lines[1:]
             elif any(_MAY_HIDE.match(line) for line in lines):
                 hidden = True
-            add([(label.removeprefix("front matter "), "\n".join(lines))])
+            add([(label.removeprefix("front matter "), "\n".join(lines))], whole)
         if hidden:
             add(_front_matter_strings(text, locator))
     if locator:
@@ -339,13 +370,21 @@ def scan_event_file(
 
 
 def _scan(
-    fields: Iterable[tuple[str, str]], entropy: bool, allowed: Iterable[str], first_line: int = 1
+    fields: Iterable[tuple[str, str]],
+    entropy: bool,
+    allowed: Iterable[str],
+    first_line: int = 1,
+    scanners: Scanners | None = None,
 ) -> list[tuple[Finding, str]]:
-    """(finding, its value) in (field name, text) pairs; lines numbered from ``first_line``."""
+    """(finding, its value) in (field name, text) pairs; lines numbered from ``first_line``.
+
+    ``scanners``: chosen for a text holding every field's (else for the fields here)."""
     skip = {kind_slug(kind) for kind in allowed}
+    fields = list(fields)
+    if scanners is None:
+        scanners = scanners_for(_all_text(text for _, text in fields), entropy)
     found: list[tuple[Finding, str]] = []
     for name, text in fields:
-        scanners = scanners_for(text, entropy)
         for number, line in enumerate(text.splitlines(), start=first_line):
             if not line.strip() or _PRAGMA.search(line):
                 continue

@@ -70,9 +70,15 @@ class Plugin:
         ``text.casefold()``)."""
         if self.shape is not None:
             return self.shape(text)
-        for fold, clauses in self.expressions:
+        for fold, clauses in self.expressions:  # loops, not all/any: run on every record shown
             seen = folded if fold else text
-            if all(any(needle in seen for needle in clause) for clause in clauses):
+            for clause in clauses:
+                for needle in clause:
+                    if needle in seen:
+                        break
+                else:
+                    break  # no needle of this clause: this expression cannot match
+            else:
                 return True
         return False
 
