@@ -18,6 +18,7 @@ Folded literals hold no ``i``: re's IGNORECASE matches ``i`` with ``İ`` and
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,12 +28,12 @@ Clauses = tuple[tuple[str, ...], ...]
 _KEYWORDS = ("key", "pw", "pass", "token")  # key|pwd|pw|password|pass|token, as literals
 
 
-def _decimal_before_colon(text: str) -> bool:
-    """Telegram's ``\\d{8,10}:[…]{35}``: a ``:`` right after a digit (re's ``\\d`` is
-    ``str.isdecimal``), in one pass over the colons."""
-    colon = text.find(":", 1)
+def _digits_before_colon(text: str) -> bool:
+    """Telegram's ``\\d{8,10}:[…]{35}``: a ``:`` right after eight digits (re's ``\\d``
+    is ``str.isdecimal``), in one pass over the colons: a time (``09:05``) is not one."""
+    colon = text.find(":", 8)
     while colon != -1:
-        if text[colon - 1].isdecimal():
+        if text[colon - 8 : colon].isdecimal():
             return True
         colon = text.find(":", colon + 1)
     return False
@@ -164,7 +165,7 @@ PLUGINS = (
     ),
     Plugin("square_oauth", "SquareOAuthDetector", (_raw(("sq0csp-",)),)),
     Plugin("stripe", "StripeDetector", (_raw(("rk_live_", "sk_live_")),)),
-    Plugin("telegram_token", "TelegramBotTokenDetector", shape=_decimal_before_colon),
+    Plugin("telegram_token", "TelegramBotTokenDetector", shape=_digits_before_colon),
     Plugin("twilio", "TwilioKeyDetector", (_raw(("AC",)), _raw(("SK",)))),
 )
 
@@ -175,3 +176,48 @@ ENTROPY_PLUGINS = (
     Plugin("high_entropy_strings", "Base64HighEntropyString", _QUOTED),
     Plugin("high_entropy_strings", "HexHighEntropyString", _QUOTED),
 )
+
+
+# --- what a line needs for a loaded plugin's expression to run on it ---------------------------
+
+#: Needles by plugin (class name), for those whose expressions all need the same words
+#: (case-folded; secret_scanners.py runs an expression on a line holding one of its own).
+PLUGIN_NEEDLES = {
+    "ArtifactoryDetector": ("akc", "ap"),
+    "AzureStorageKeyDetector": ("accountkey=",),
+    "BasicAuthDetector": ("://",),
+    "DiscordBotTokenDetector": (".",),
+    "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "IbmCloudIamDetector": ("key", "pwd", "pass", "token"),
+    "IbmCosHmacDetector": ("secret",),
+    "JwtTokenDetector": ("eyj",),
+    "MailchimpDetector": ("-us",),
+    "NpmDetector": ("/:_authtoken=",),
+    "OpenAIDetector": ("t3blbkfj",),
+    "PrivateKeyDetector": ("private key", "putty-user-key"),
+    "PypiTokenDetector": ("pypi-",),
+    "SendGridDetector": ("sg.",),
+    "SquareOAuthDetector": ("sq0csp-",),
+    "StripeDetector": ("k_live_",),
+    "TelegramBotTokenDetector": (":",),
+    "TwilioKeyDetector": ("ac", "sk"),
+    # the entropy plugins need quoted strings
+    "Base64HighEntropyString": ("'", '"'),
+    "HexHighEntropyString": ("'", '"'),
+}
+_GITLAB_PREFIX = re.compile(r"gl[a-z]+|gr1348941")
+
+
+def expression_needles(name: str, pattern: str) -> tuple[str, ...]:
+    """The needles of one expression of a plugin whose expressions need different words."""
+    if name == "AWSKeyDetector":
+        return ("aws",) if "aws" in pattern else ("a3t", "abia", "acca", "akia", "asia")
+    if name == "CloudantDetector":
+        return ("cloudant.com",) if "cloudant" in pattern[-20:] else ("cl",)
+    if name == "SoftlayerDetector":
+        return ("softlayer",) if "soap" in pattern else ("softlayer", "sl")
+    if name == "SlackDetector":
+        return ("hooks",) if "hooks" in pattern else ("xox",)
+    if name == "GitLabTokenDetector":
+        return tuple(_GITLAB_PREFIX.findall(pattern.lower())) or ("gl",)
+    return PLUGIN_NEEDLES.get(name, ())

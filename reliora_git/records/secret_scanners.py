@@ -1,20 +1,17 @@
-"""Running detect-secrets' plugins, and ours for command lines, over one line at a time.
+"""detect-secrets' plugins, and ours for command lines, run over one line at a time.
 
-What credentials.py scans and masks is found here: each plugin's expressions
-run so that a scan stays linear on hostile text (:func:`line_hits`) and knows
-where each secret is; what they find is unchanged (tested against
-``analyze_string``).
-
-A plugin is loaded only when a text could hold what it finds (secret_gates.py):
-loading all of them compiles about a hundred expressions, 20 ms in every
-process that shows a record. Imported the usual way they cost 0.11–0.14 s more:
-the package's ``__init__`` loads its whole scanning engine, and every plugin
-imports ``requests`` (with urllib3, http.client…), which is only for checking
-a secret online — never done here. :func:`_import_plugins` therefore loads the
-plugin modules without the package ``__init__`` and with a stand-in for
-``requests`` while they import, then takes both away again, so that anything
-else in the process imports the real ones. A lazily loaded ``requests`` does
-not help: ``import requests`` itself touches the module.
+Each expression runs so that a scan stays linear on hostile text
+(:func:`line_hits`) and knows where each secret is; what the plugins find is
+unchanged (tested against ``analyze_string``). A plugin is loaded only when a
+text could hold what it finds (secret_gates.py): all of them compile about a
+hundred expressions, 20 ms in every process that shows a record. Imported the
+usual way they cost 0.11–0.14 s more: the package's ``__init__`` loads its
+scanning engine, and every plugin imports ``requests`` (urllib3,
+http.client…), only for checking a secret online, never done here.
+:func:`_import_plugins` loads the plugin modules without the ``__init__`` and
+with a stand-in for ``requests`` (``import requests`` itself touches a lazily
+loaded module), then takes both away, so that the rest of the process imports
+the real ones.
 """
 
 from __future__ import annotations
@@ -28,7 +25,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from reliora_git.records.secret_gates import ENTROPY_PLUGINS, PLUGINS, Plugin
+from reliora_git.records.secret_gates import (
+    ENTROPY_PLUGINS,
+    PLUGIN_NEEDLES,
+    PLUGINS,
+    Plugin,
+    expression_needles,
+)
 
 
 @dataclass(frozen=True)
@@ -90,87 +93,62 @@ class Scanners:
     always: tuple[int, ...]
 
 
-#: Needles by plugin (class name), for those whose expressions all need the same words.
-_PLUGIN_NEEDLES = {
-    "ArtifactoryDetector": ("akc", "ap"),
-    "AzureStorageKeyDetector": ("accountkey=",),
-    "BasicAuthDetector": ("://",),
-    "DiscordBotTokenDetector": (".",),
-    "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "IbmCloudIamDetector": ("key", "pwd", "pass", "token"),
-    "IbmCosHmacDetector": ("secret",),
-    "JwtTokenDetector": ("eyj",),
-    "MailchimpDetector": ("-us",),
-    "NpmDetector": ("/:_authtoken=",),
-    "OpenAIDetector": ("t3blbkfj",),
-    "PrivateKeyDetector": ("private key", "putty-user-key"),
-    "PypiTokenDetector": ("pypi-",),
-    "SendGridDetector": ("sg.",),
-    "SquareOAuthDetector": ("sq0csp-",),
-    "StripeDetector": ("k_live_",),
-    "TelegramBotTokenDetector": (":",),
-    "TwilioKeyDetector": ("ac", "sk"),
-    # the entropy plugins need quoted strings
-    "Base64HighEntropyString": ("'", '"'),
-    "HexHighEntropyString": ("'", '"'),
-}
-_GITLAB_PREFIX = re.compile(r"gl[a-z]+|gr1348941")
-
-
-def _expression_needles(name: str, pattern: str) -> tuple[str, ...]:
-    """The needles of one expression of a plugin whose expressions need different words."""
-    if name == "AWSKeyDetector":
-        return ("aws",) if "aws" in pattern else ("a3t", "abia", "acca", "akia", "asia")
-    if name == "CloudantDetector":
-        return ("cloudant.com",) if "cloudant" in pattern[-20:] else ("cl",)
-    if name == "SoftlayerDetector":
-        return ("softlayer",) if "soap" in pattern else ("softlayer", "sl")
-    if name == "SlackDetector":
-        return ("hooks",) if "hooks" in pattern else ("xox",)
-    if name == "GitLabTokenDetector":
-        return tuple(_GITLAB_PREFIX.findall(pattern.lower())) or ("gl",)
-    return _PLUGIN_NEEDLES.get(name, ())
-
-
 # --- passwords on a command line (not a detect-secrets plugin) --------------------------------
 
 COMMAND_LINE_KIND = "Command-line password"
 HEADER_KIND = "Authorization header"
 #: A value: quoted whole, or up to the next space; each alternative linear.
 _VALUE = r"""('[^'\n]*'|"[^"\n]*"|[^\s'"]+)"""
+
+
+class _Later:
+    """An expression compiled when first used: those of command lines run only on a line
+    holding one of their words (:data:`_COMMAND_LINE_NEEDLES`), and most records have none;
+    compiling all at import cost 2 ms of every ``show``."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+        self.compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        if self.compiled is None:  # two threads at once compile it twice, the same
+            self.compiled = re.compile(self.pattern, self.flags)
+        return self.compiled
+
+
 #: ``PGPASSWORD=…``, ``export db_password=…``, ``AWS_SECRET_ACCESS_KEY=…``, a libpq
 #: ``password=…`` conninfo: a name ending in a secret's word, then ``=`` and the value.
-_ASSIGNED_PASSWORD = re.compile(
+_ASSIGNED_PASSWORD = _Later(
     r"\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|[A-Za-z_]*(?:PASSWORD|PASSWD|PASSPHRASE)|"
     r"[A-Za-z_]*SECRET(?:_ACCESS)?_KEY|[A-Za-z_]*(?:API|AUTH|ACCESS)_(?:KEY|TOKEN)|"
     r"[A-Za-z_]+_SECRET|[A-Za-z_]+_TOKEN)=" + _VALUE,
     re.IGNORECASE,
 )
-_PASSWORD_OPTION = re.compile(r"(?<![\w-])--pass(?:word|wd)(?:=|[ \t]+)" + _VALUE)
+_PASSWORD_OPTION = _Later(r"(?<![\w-])--pass(?:word|wd)(?:=|[ \t]+)" + _VALUE)
 #: mysql's ``-pVALUE`` (its ``-p name`` asks for the password and names a database).
-_MYSQL = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b", re.IGNORECASE)
-_SHORT_P = re.compile(r"(?<!\S)-p" + _VALUE)
+_MYSQL = _Later(r"\b(?:mysql\w*|mariadb\w*)\b", re.IGNORECASE)
+_SHORT_P = _Later(r"(?<!\S)-p" + _VALUE)
 #: Tools whose ``-p VALUE`` is a password: sshpass, and a registry ``login`` (docker,
 #: podman, helm, nerdctl).
-_P_TOOLS = re.compile(r"\b(?:sshpass|login)\b", re.IGNORECASE)
-_SPACED_P = re.compile(r"(?<!\S)-p(?:[ \t]+)?" + _VALUE)
+_P_TOOLS = _Later(r"\b(?:sshpass|login)\b", re.IGNORECASE)
+_SPACED_P = _Later(r"(?<!\S)-p(?:[ \t]+)?" + _VALUE)
 #: redis-cli's ``-a VALUE``.
-_REDIS = re.compile(r"\bredis-cli\b", re.IGNORECASE)
-_SHORT_A = re.compile(r"(?<!\S)-a[ \t]+" + _VALUE)
+_REDIS = _Later(r"\bredis-cli\b", re.IGNORECASE)
+_SHORT_A = _Later(r"(?<!\S)-a[ \t]+" + _VALUE)
 #: Keys and tokens with a fixed prefix that no detect-secrets plugin knows here: Anthropic's
 #: and OpenAI's ``sk-…`` keys, npm's ``npm_…`` tokens outside an .npmrc line.
-_PREFIXED_TOKEN = re.compile(
+_PREFIXED_TOKEN = _Later(
     r"(?<![\w-])(sk-(?:ant-(?:api|admin)\d{2}-|proj-|svcacct-)?[A-Za-z0-9_-]{20,}|"
     r"(?<!_authToken=)npm_[A-Za-z0-9]{36})"  # in an .npmrc line it is the npm plugin's
 )
 TOKEN_KIND = "API key or token"
-_AUTHORIZATION = re.compile(
+_AUTHORIZATION = _Later(
     r"\bAuthorization:[ \t]*(?:(?:Bearer|Basic|Token|Digest|Bot)[ \t]+)?"
     r"([A-Za-z0-9][\w+/=.~-]{3,})",
     re.IGNORECASE,
 )
 #: A value that names a secret rather than holds one: a variable, a placeholder, a prompt.
-_NOT_A_VALUE = re.compile(
+_NOT_A_VALUE = _Later(
     r"^(?:[$<{%*…\[]|\.\.\.|-|\w*stdin\b)|^(?:x+|(?:my|your|the|some)?_?(?:pass(?:word)?|pw|pwd|"
     r"secret|changeme|example|placeholder|redacted|dummy|test|foo|bar|postgres|root|admin|"
     r"user(?:name)?|guest)s?\d?)$",
@@ -182,23 +160,27 @@ def _command_line_hits(line: str) -> list[Hit]:
     """Passwords given on a command line (``PGPASSWORD=…``, ``--password …``, mysql's
     ``-p…``) and ``Authorization:`` header values: each expression a single pass."""
     found: list[tuple[re.Match[str], str]] = []
-    found += [(m, COMMAND_LINE_KIND) for m in _ASSIGNED_PASSWORD.finditer(line)]
-    found += [(m, COMMAND_LINE_KIND) for m in _PASSWORD_OPTION.finditer(line)]
-    mysql = _MYSQL.search(line)
+    found += [(m, COMMAND_LINE_KIND) for m in _ASSIGNED_PASSWORD.get().finditer(line)]
+    found += [(m, COMMAND_LINE_KIND) for m in _PASSWORD_OPTION.get().finditer(line)]
+    mysql = _MYSQL.get().search(line)
     if mysql is not None:  # -p is mysql's password only on a mysql command line
-        found += [(m, COMMAND_LINE_KIND) for m in _SHORT_P.finditer(line, mysql.end())]
-    tool = _P_TOOLS.search(line)
+        found += [(m, COMMAND_LINE_KIND) for m in _SHORT_P.get().finditer(line, mysql.end())]
+    tool = _P_TOOLS.get().search(line)
     if tool is not None:
-        found += [(m, COMMAND_LINE_KIND) for m in _SPACED_P.finditer(line, tool.end())]
-    redis = _REDIS.search(line)
+        found += [(m, COMMAND_LINE_KIND) for m in _SPACED_P.get().finditer(line, tool.end())]
+    redis = _REDIS.get().search(line)
     if redis is not None:
-        found += [(m, COMMAND_LINE_KIND) for m in _SHORT_A.finditer(line, redis.end())]
-    found += [(m, HEADER_KIND) for m in _AUTHORIZATION.finditer(line)]
-    found += [(m, TOKEN_KIND) for m in _PREFIXED_TOKEN.finditer(line)]
+        found += [(m, COMMAND_LINE_KIND) for m in _SHORT_A.get().finditer(line, redis.end())]
+    found += [(m, HEADER_KIND) for m in _AUTHORIZATION.get().finditer(line)]
+    found += [(m, TOKEN_KIND) for m in _PREFIXED_TOKEN.get().finditer(line)]
     hits = []
     for match, kind in found:
         value = match.group(1).strip("'\"").rstrip(".,;:)]}")
-        if len(value) >= 3 and any(c.isalnum() for c in value) and not _NOT_A_VALUE.match(value):
+        if (
+            len(value) >= 3
+            and any(c.isalnum() for c in value)
+            and not _NOT_A_VALUE.get().match(value)
+        ):
             hits.append(Hit(match.start(1), match.end(1), kind, value))
     return hits
 
@@ -220,11 +202,11 @@ def _plugin_scanners(plugin: Any) -> tuple[_Scanner, ...]:
     else:
         return tuple(
             _Scanner(
-                frozenset(_expression_needles(name, regex.pattern)), _regex_find(name, kind, regex)
+                frozenset(expression_needles(name, regex.pattern)), _regex_find(name, kind, regex)
             )
             for regex in plugin.denylist
         )
-    return (_Scanner(frozenset(_PLUGIN_NEEDLES.get(name, ())), find),)
+    return (_Scanner(frozenset(PLUGIN_NEEDLES.get(name, ())), find),)
 
 
 def _combined(parts: Iterable[tuple[_Scanner, ...]]) -> Scanners:
