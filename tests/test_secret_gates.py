@@ -138,6 +138,53 @@ def _required(regex: re.Pattern[str]) -> list[frozenset[str]]:
     return found
 
 
+#: Categories a token run may be of: re's \\d and \\w hold no space of any kind.
+_TOKEN_CATEGORIES = {
+    sre.CATEGORY_DIGIT,
+    sre.CATEGORY_UNI_DIGIT,
+    sre.CATEGORY_WORD,
+    sre.CATEGORY_UNI_WORD,
+}
+
+
+def _token_char(code: int) -> bool:
+    """Whether secret_gates.token_run counts the character in a run."""
+    char = chr(code)
+    return (char.isalnum() or char in "_-") if code < 128 else not char.isspace()
+
+
+def _token_class(op: Any, av: Any) -> bool:
+    """Whether every character the item matches is one token_run counts."""
+    if op is sre.LITERAL:
+        return _token_char(av)
+    if op is not sre.IN:
+        return False
+    for inner, value in av:
+        if inner is sre.LITERAL and _token_char(value):
+            continue
+        if inner is sre.RANGE and all(_token_char(c) for c in range(value[0], value[1] + 1)):
+            continue
+        if inner is sre.CATEGORY and value in _TOKEN_CATEGORIES:
+            continue
+        return False
+    return True
+
+
+def _run(items: Sequence[Any]) -> int:
+    """The longest run of token characters every match of the sequence holds."""
+    best = 0
+    for op, av in items:
+        if op in _REPEATS and av[0] >= 1:
+            inner = av[2].data
+            one = len(inner) == 1 and _token_class(*inner[0])
+            best = max(best, av[0] if one else _run(inner))
+        elif op is sre.SUBPATTERN:
+            best = max(best, _run(av[3].data))
+        elif op is sre.BRANCH:
+            best = max(best, min(_run(alternative.data) for alternative in av[1]))
+    return best
+
+
 def _fold_i(text: str) -> str:
     """``casefold``, then ``İ`` and ``ı`` as ``i``: what IGNORECASE matches ``i`` with."""
     return text.casefold().replace("i\u0307", "i").replace("ı", "i")
@@ -243,6 +290,21 @@ def test_each_clause_of_a_gate_is_held_by_every_match_of_its_expression(
             ), (regex.pattern, clause, required)
 
 
+@pytest.mark.parametrize("plugin", [p for p in secret_gates.PLUGINS if p.run])
+def test_each_run_a_gate_needs_is_in_every_match_of_its_expressions(
+    plugin: secret_gates.Plugin,
+) -> None:
+    for regex in _plugin(plugin.module, plugin.name).denylist:
+        assert plugin.run <= _run(sre_parse.parse(regex.pattern, regex.flags).data), regex.pattern
+
+
+def test_no_character_of_a_token_run_class_is_a_space_even_ignoring_case() -> None:
+    spaces = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+    assert not re.findall(r"[a-zA-Z0-9_-]|\d|\w", spaces, re.IGNORECASE)
+    assert secret_gates.token_run("a b-c+d/e=f_g1 ok.x:yz٣٤ b-c_d") == 5
+    assert secret_gates.token_run("") == 0
+
+
 def test_case_folding_finds_what_ignorecase_matches_except_dotted_and_dotless_i() -> None:
     every = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000)
     for ascii_char in "abcdefghijklmnopqrstuvwxyz0123456789-_.:/@=\"' ":
@@ -253,7 +315,9 @@ def test_case_folding_finds_what_ignorecase_matches_except_dotted_and_dotless_i(
 
 def test_what_an_expression_is_said_to_hold_every_match_of_it_holds() -> None:
     regexes = [
-        r for p in secret_gates.PLUGINS for r in getattr(_plugin(p.module, p.name), "denylist", [])
+        (r, p.run)
+        for p in secret_gates.PLUGINS
+        for r in getattr(_plugin(p.module, p.name), "denylist", [])
     ]
     rng = random.Random(7)
     values = [*SECRETS.values(), *HOSTILE[:5], "İ", "ı", "K"]
@@ -261,11 +325,12 @@ def test_what_an_expression_is_said_to_hold_every_match_of_it_holds() -> None:
         "".join(rng.choices(values + _CONTEXT, k=rng.randint(1, 5))) for _ in range(2000)
     ]
     matched = 0
-    for regex in regexes:
+    for regex, run in regexes:
         required = _required(regex)
         for line in lines:
             for match in regex.finditer(line):
                 matched += 1
+                assert secret_gates.token_run(match.group()) >= run, (regex.pattern, match)
                 text = _fold_i(match.group()) if regex.flags & re.IGNORECASE else match.group()
                 for strings in required:
                     assert any(s in text for s in strings), (regex.pattern, match.group(), strings)
@@ -274,9 +339,15 @@ def test_what_an_expression_is_said_to_hold_every_match_of_it_holds() -> None:
 
 def test_the_shape_gates_pass_every_match_of_their_plugin() -> None:
     shaped = [p for p in secret_gates.PLUGINS if p.shape is not None]
-    assert {p.name for p in shaped} == {"DiscordBotTokenDetector", "TelegramBotTokenDetector"}
+    samples = {
+        "DiscordBotTokenDetector": "discord",
+        "TelegramBotTokenDetector": "telegram",
+        "BasicAuthDetector": "basic-auth-credentials",
+    }
+    assert {p.name for p in shaped} == set(samples)
     rng = random.Random(11)
     pieces = ["M", "N", ".", ":", "1", "٣", "a", "_", "-", " ", "Z" * 6, "9" * 8, _A[:23], _A[:27]]
+    pieces += ["://", "@", "/", "user", "pw", "\u2028", "!", "https://"]
     for plugin in shaped:
         (regex,) = _plugin(plugin.module, plugin.name).denylist
         shape = plugin.shape
@@ -285,8 +356,9 @@ def test_the_shape_gates_pass_every_match_of_their_plugin() -> None:
             line = "".join(rng.choices(pieces, k=rng.randint(1, 12)))
             if regex.search(line):
                 assert shape(line), line
-        assert shape(SECRETS["discord" if "Discord" in plugin.name else "telegram"])
-        assert not shape("plain words: 2 of them. And M. A.B. x.y at 2026-12-06T09:05:11Z")
+        assert shape(SECRETS[samples[plugin.name]])
+        assert not shape("words: 2 of them. And M. A.B. x.y at 2026-12-06T09:05:11Z git@h.com")
+        assert not shape("https://x.org/@user ssh://git@host:22/r a://b:@c")
 
 
 def test_the_entropy_plugins_gates_are_the_quotes_their_scanner_needs() -> None:

@@ -12,6 +12,11 @@ literals from re's own parse of it and checks each clause here against them,
 so a new detect-secrets whose expressions differ fails the tests rather than
 missing a secret.
 
+Most expressions also need a long run of a token's characters (``[a-f0-9]{48}``):
+a plugin comes with the shortest such run every match of each expression of it
+holds (``run``), and a text without one as long (:func:`token_run`) does not
+load it either.
+
 Folded literals hold no ``i``: re's IGNORECASE matches ``i`` with ``İ`` and
 ``ı``, which ``str.casefold`` does not turn into ``i``.
 """
@@ -55,6 +60,42 @@ def _dots_seven_apart(text: str) -> bool:
 _DISCORD_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
 
 
+#: Every ASCII character that is not a token's (letters, digits, ``_-``), as a space.
+#: Other characters stay: re's ``\\d`` and IGNORECASE's ``ſ`` or ``K`` are not ASCII, and
+#: the classes runs are counted of hold no space of any kind (tested).
+_NOT_TOKEN = {c: " " for c in range(128) if not chr(c).isalnum() and chr(c) not in "_-"}
+
+
+def token_run(text: str) -> int:
+    """The length of the longest run of token characters in ``text`` (C speed: translate,
+    split)."""
+    return max(map(len, text.translate(_NOT_TOKEN).split()), default=0)
+
+
+#: What BasicAuth's user and password may not hold (with spaces): ``[^:/?#\\[\\]@!$&'()*+,;=\\s]``.
+_NOT_IN_USERINFO = frozenset(":/?#[]@!$&'()*+,;=")
+
+
+def _password_in_url(text: str) -> bool:
+    """BasicAuth's ``://USER:PASSWORD@``, neither part empty nor holding a space or any of
+    :data:`_NOT_IN_USERINFO`: at each ``://``, what follows up to the first such character
+    must be ``USER:``, then ``PASSWORD@``. Each character is looked at twice at most."""
+    start = text.find("://")
+    while start != -1:
+        at = start + 3
+        for stop in (":", "@"):
+            end = at
+            while end < len(text) and text[end] not in _NOT_IN_USERINFO and not text[end].isspace():
+                end += 1
+            if end == at or text[end : end + 1] != stop:
+                break
+            at = end + 1
+        else:
+            return True
+        start = text.find("://", start + 1)
+    return False
+
+
 @dataclass(frozen=True)
 class Plugin:
     module: str
@@ -65,10 +106,14 @@ class Plugin:
     #: For a plugin whose expressions need no literal worth looking for: a check of the
     #: text's shape that every match passes (tested against the expression).
     shape: Callable[[str], bool] | None = None
+    #: A run of token characters this long is in every match of every expression.
+    run: int = 0
 
-    def may_match(self, text: str, folded: str) -> bool:
+    def may_match(self, text: str, folded: str, run: int) -> bool:
         """False only when no expression of the plugin can match in ``text`` (``folded``:
-        ``text.casefold()``)."""
+        ``text.casefold()``; ``run``: its :func:`token_run`)."""
+        if run < self.run:
+            return False
         if self.shape is not None:
             return self.shape(text)
         for fold, clauses in self.expressions:  # loops, not all/any: run on every record shown
@@ -97,20 +142,21 @@ _CLOUDANT_URL = _folded(("http",), ("@",), (".cloudant.com",))
 
 #: The plugins run by default, one per kind of real credential, in the order they run.
 PLUGINS = (
-    Plugin("artifactory", "ArtifactoryDetector", (_raw(("AKC",)), _raw(("AP",)))),
+    Plugin("artifactory", "ArtifactoryDetector", (_raw(("AKC",)), _raw(("AP",))), run=8),
     Plugin(
         "aws",
         "AWSKeyDetector",
         (_raw(("A3T", "ABIA", "ACCA", "AKIA", "ASIA")), _folded(("aws",), _KEYWORDS, ("'", '"'))),
     ),
     Plugin("azure_storage_key", "AzureStorageKeyDetector", (_raw(("AccountKey=",)),)),
-    Plugin("basic_auth", "BasicAuthDetector", (_raw(("://",), ("@",)),)),
+    Plugin("basic_auth", "BasicAuthDetector", shape=_password_in_url),
     Plugin(
         "cloudant",
         "CloudantDetector",
         (_CLOUDANT_KEY, _CLOUDANT_KEY, _CLOUDANT_URL, _CLOUDANT_URL),
+        run=24,
     ),
-    Plugin("discord", "DiscordBotTokenDetector", shape=_dots_seven_apart),
+    Plugin("discord", "DiscordBotTokenDetector", shape=_dots_seven_apart, run=27),
     Plugin(
         "github_token", "GitHubTokenDetector", (_raw(("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),)
     ),
@@ -127,10 +173,10 @@ PLUGINS = (
             _raw(("gloas-",)),
         ),
     ),
-    Plugin("ibm_cloud_iam", "IbmCloudIamDetector", (_folded(_KEYWORDS),)),
-    Plugin("ibm_cos_hmac", "IbmCosHmacDetector", (_folded(("secret",), ("key",)),)),
+    Plugin("ibm_cloud_iam", "IbmCloudIamDetector", (_folded(_KEYWORDS),), run=44),
+    Plugin("ibm_cos_hmac", "IbmCosHmacDetector", (_folded(("secret",), ("key",)),), run=48),
     Plugin("jwt", "JwtTokenDetector", (_raw(("eyJ",), (".",)),)),
-    Plugin("mailchimp", "MailchimpDetector", (_raw(("-us",)),)),
+    Plugin("mailchimp", "MailchimpDetector", (_raw(("-us",)),), run=32),
     Plugin("npm", "NpmDetector", (_raw(("//",), ("/:_authToken=",)),)),
     Plugin("openai", "OpenAIDetector", (_raw(("sk-",), ("T3BlbkFJ",)),)),
     Plugin(
@@ -162,11 +208,12 @@ PLUGINS = (
         "softlayer",
         "SoftlayerDetector",
         (_folded(("sl", "softlayer"), _KEYWORDS), _folded(("softlayer",), ("com/soap/v3",))),
+        run=64,
     ),
     Plugin("square_oauth", "SquareOAuthDetector", (_raw(("sq0csp-",)),)),
     Plugin("stripe", "StripeDetector", (_raw(("rk_live_", "sk_live_")),)),
-    Plugin("telegram_token", "TelegramBotTokenDetector", shape=_digits_before_colon),
-    Plugin("twilio", "TwilioKeyDetector", (_raw(("AC",)), _raw(("SK",)))),
+    Plugin("telegram_token", "TelegramBotTokenDetector", shape=_digits_before_colon, run=35),
+    Plugin("twilio", "TwilioKeyDetector", (_raw(("AC",)), _raw(("SK",))), run=32),
 )
 
 #: The entropy plugins (``secrets_entropy = true``) look only at quoted strings: their

@@ -31,6 +31,7 @@ from reliora_git.records.secret_gates import (
     PLUGINS,
     Plugin,
     expression_needles,
+    token_run,
 )
 
 
@@ -403,8 +404,8 @@ def scanners_for(text: str, entropy: bool = False) -> Scanners:
     loaded = _loaded(entropy)
     missing = [number for number, part in enumerate(loaded.parts) if part is None]
     if missing:
-        folded = text.casefold()
-        wanted = [n for n in missing if loaded.plugins[n].may_match(text, folded)]
+        folded, run = text.casefold(), token_run(text)
+        wanted = [n for n in missing if loaded.plugins[n].may_match(text, folded, run)]
         if wanted:
             _load(loaded, wanted)
     return loaded.scanners
