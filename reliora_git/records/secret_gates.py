@@ -15,7 +15,9 @@ missing a secret.
 Most expressions also need a long run of a token's characters (``[a-f0-9]{48}``):
 a plugin comes with the shortest such run every match of each expression of it
 holds (``run``), and a text without one as long (:func:`token_run`) does not
-load it either.
+load it either. Three plugins need no literal worth looking for (a colon, two
+dots, ``://`` and ``@``): a check of the text's shape that every match passes
+stands for their literals (``shape``, tested against the expression).
 
 Folded literals hold no ``i``: re's IGNORECASE matches ``i`` with ``İ`` and
 ``ı``, which ``str.casefold`` does not turn into ``i``.
