@@ -382,15 +382,19 @@ def _outputs(text: str, entropy: bool) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("entropy", [False, True])
 def test_masks_and_findings_are_those_of_every_plugin_run(entropy: bool) -> None:
+    texts = list(_texts())
     try:
-        found = 0
-        for text in _texts():
+        alone = []  # each text in a process of its own: only the plugins it needs
+        for text in texts:
             _fresh()
-            gated = _outputs(text, entropy)
-            _every_plugin_run(entropy)
-            assert gated == _outputs(text, entropy), text[:200]
-            found += gated[0] != text
-        assert found > 300  # the texts hold secrets, masked the same way
+            alone.append(_outputs(text, entropy))
+        _fresh()  # one process scanning them all: plugins added, then all loaded at once
+        in_turn = [_outputs(text, entropy) for text in texts]
+        assert secret_scanners.ready(entropy) is not None
+        _every_plugin_run(entropy)
+        for text, one, turn in zip(texts, alone, in_turn, strict=True):
+            assert one == turn == _outputs(text, entropy), text[:200]
+        assert sum(one[0] != text for text, one in zip(texts, alone, strict=True)) > 300
     finally:
         _fresh()
 

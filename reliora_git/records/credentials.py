@@ -31,7 +31,7 @@ from typing import Any
 
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent, Record
-from reliora_git.records.secret_scanners import Hit, Scanners, line_hits, scanners_for
+from reliora_git.records.secret_scanners import Hit, Scanners, line_hits, ready, scanners_for
 
 _PRAGMA = re.compile(r"pragma:\s*allowlist[ -]secret", re.IGNORECASE)
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
@@ -161,7 +161,8 @@ def masked_record(data: dict[str, Any]) -> dict[str, Any]:
     report the file; this keeps a record that arrived holding a secret from being shown or
     pushed verbatim. ``data`` itself when nothing is masked."""
     texts = {key: value for key, value in data.items() if key not in _UNMASKED}
-    scanners = scanners_for(_all_text(texts.values()))  # once for the record, not each field
+    # Chosen once for the record, not for each field.
+    scanners = ready() or scanners_for(_all_text(texts.values()))
     changed: dict[str, Any] = {}
     for key, value in texts.items():
         if isinstance(value, str) and value:
@@ -181,7 +182,7 @@ def mask_record(record: Record) -> None:
     texts = [getattr(record, name) for name in _TEXTS]
     lists = [getattr(record, name) for name in _LISTS]
     sections = [text for _, text in record.extra_sections]
-    scanners = scanners_for(_all_text([*texts, *lists, sections]))
+    scanners = ready() or scanners_for(_all_text([*texts, *lists, sections]))
     for name, value in zip(_TEXTS, texts, strict=True):
         if value:
             setattr(record, name, _redact(value, scanners))
@@ -276,7 +277,9 @@ def scan_store_file(
     found: list[Finding] = []
     fields = list(fields)
     # Chosen once for everything the file holds (the strings YAML reads choose their own).
-    whole = scanners_for(_all_text([*(v for _, v in fields), locator, text or ""]), entropy)
+    whole = ready(entropy) or scanners_for(
+        _all_text([*(v for _, v in fields), locator, text or ""]), entropy
+    )
 
     def add(named: Iterable[tuple[str, str]], numbered_from: int = 1, chosen: bool = True) -> None:
         scanners = whole if chosen else None
@@ -382,7 +385,7 @@ def _scan(
     skip = {kind_slug(kind) for kind in allowed}
     fields = list(fields)
     if scanners is None:
-        scanners = scanners_for(_all_text(text for _, text in fields), entropy)
+        scanners = ready(entropy) or scanners_for(_all_text(text for _, text in fields), entropy)
     found: list[tuple[Finding, str]] = []
     for name, text in fields:
         for number, line in enumerate(text.splitlines(), start=first_line):

@@ -383,8 +383,16 @@ class _Loaded:
     parts: list[tuple[_Scanner, ...] | None]
     #: The loaded plugins' scanners: replaced whole when one more is loaded, never changed.
     scanners: Scanners
+    #: Texts the plugins were chosen for so far (see :data:`_GATED_TEXTS`).
+    gated: int = 0
+    #: Every plugin is loaded: no text need be looked at any more.
+    complete: bool = False
 
 
+#: After this many texts a process loads every plugin: one that scans a whole store
+#: (``check``, an index built anew) would spend more choosing them text by text
+#: than the 20 ms loading them all costs, and a plugin more never changes a result.
+_GATED_TEXTS = 64
 #: By ``entropy``; filled under :data:`_LOADING`.
 _LOADED: dict[bool, _Loaded] = {}
 #: One thread loads plugins at a time: :func:`_import_plugins` places and removes
@@ -402,13 +410,25 @@ def scanners_for(text: str, entropy: bool = False) -> Scanners:
     plugins' order whichever are loaded.
     """
     loaded = _loaded(entropy)
+    if loaded.complete:
+        return loaded.scanners
     missing = [number for number, part in enumerate(loaded.parts) if part is None]
-    if missing:
+    if missing and loaded.gated >= _GATED_TEXTS:
+        _load(loaded, missing)
+    elif missing:
+        loaded.gated += 1
         folded, run = text.casefold(), token_run(text)
         wanted = [n for n in missing if loaded.plugins[n].may_match(text, folded, run)]
         if wanted:
             _load(loaded, wanted)
     return loaded.scanners
+
+
+def ready(entropy: bool = False) -> Scanners | None:
+    """Every plugin's scanners when all are loaded already, else None: then a caller
+    need not gather the text to choose them for."""
+    loaded = _LOADED.get(entropy)
+    return loaded.scanners if loaded is not None and loaded.complete else None
 
 
 def all_scanners(entropy: bool = False) -> Scanners:
@@ -441,6 +461,7 @@ def _load(loaded: _Loaded, numbers: Iterable[int]) -> None:
             plugin = loaded.plugins[n]
             loaded.parts[n] = _plugin_scanners(getattr(modules[plugin.module], plugin.name)())
         loaded.scanners = _combined(part for part in loaded.parts if part is not None)
+        loaded.complete = all(part is not None for part in loaded.parts)
 
 
 def _import_plugins(names: list[str]) -> dict[str, Any]:
