@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from reliora_git.records import credentials
+from reliora_git.records import credentials, secret_gates, secret_scanners
 from reliora_git.storage.store import Store
 from tests.conftest import Cli, RecordMaker, git
 from tests.test_secrets import FAKES, TOKEN, _secret_part
@@ -309,17 +309,19 @@ def test_the_linear_npm_and_jwt_matchers_find_what_their_expressions_find() -> N
     jwt_parts = ["eyJ", "a", ".", "=", " ", "-", "e", "J", "/", "+"]
     for _ in range(20000):
         line = "".join(rng.choice(npm_parts) for _ in range(rng.randint(0, 8)))
-        assert bool(npm.search(line)) == bool(list(credentials._npm_spans(line))), line
+        assert bool(npm.search(line)) == bool(list(secret_scanners._npm_spans(line))), line
         line = "".join(rng.choice(jwt_parts) for _ in range(rng.randint(0, 14)))
-        assert [m.span() for m in jwt.finditer(line)] == list(credentials._jwt_spans(line)), line
+        assert [m.span() for m in jwt.finditer(line)] == list(secret_scanners._jwt_spans(line)), (
+            line
+        )
 
 
 def test_each_line_gets_the_kinds_the_plugins_themselves_find() -> None:
     """The needles, the keyword-anchored search and the linear npm/JWT code change
     how the plugins are run, never what they find: compared with each plugin's own
     ``analyze_string`` on random lines built from credentials and their context."""
-    modules = credentials._import_plugins(sorted({m for m, _ in credentials._PLUGINS}))
-    plugins = [getattr(modules[module], name)() for module, name in credentials._PLUGINS]
+    modules = secret_scanners._import_plugins(sorted({p.module for p in secret_gates.PLUGINS}))
+    plugins = [getattr(modules[p.module], p.name)() for p in secret_gates.PLUGINS]
     pieces = [
         *FAKES.values(),
         *("ibm_cloud_iam_api_key = ", "cos_hmac_", "secret_access_key", "cloudant_password: "),
@@ -329,14 +331,18 @@ def test_each_line_gets_the_kinds_the_plugins_themselves_find() -> None:
         *("https://acct:", "@acct.cloudant.com", "AKC" + "a" * 12, "APB" + "a" * 10),
         *("AC" + "0" * 32, "12345678:" + "A" * 35, "-us12", "0" * 32),
     ]
-    scanners = credentials._plugins(False)
+    scanners = secret_scanners.all_scanners(False)
     rng = random.Random(23)
     for _ in range(5000):
         line = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
         expected = {p.secret_type for p in plugins if list(p.analyze_string(line))}
         # The command-line scanner is ours, not a plugin's: its kinds are compared elsewhere.
-        ours = {credentials.COMMAND_LINE_KIND, credentials.HEADER_KIND, credentials.TOKEN_KIND}
-        found = {hit.kind for hit in credentials._line_hits(scanners, line)} - ours
+        ours = {
+            secret_scanners.COMMAND_LINE_KIND,
+            secret_scanners.HEADER_KIND,
+            secret_scanners.TOKEN_KIND,
+        }
+        found = {hit.kind for hit in secret_scanners.line_hits(scanners, line)} - ours
         assert found == expected, line
 
 

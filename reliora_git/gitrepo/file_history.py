@@ -46,10 +46,14 @@ FileChange = tuple[str, str, str, str, str]
 Log = list[tuple[Commit, dict[str, FileChange]]]
 
 
-def file_log(root: Path, pathspecs: list[str] | None, tip: str = "HEAD") -> Log:
-    """Newest first: each commit of ``tip``'s history touching ``pathspecs`` (top-relative;
-    None: every commit) and the files it changed, each with its blobs (``--raw``)."""
-    specs = [f":(top,literal){p}" for p in pathspecs or []]
+def file_log(
+    root: Path, pathspecs: list[str] | None, tip: str = "HEAD", *, from_root: bool = False
+) -> Log:
+    """Newest first: each commit of ``tip``'s history touching ``pathspecs`` (top-relative,
+    or relative to ``root`` when ``from_root``; None: every commit) and the files it
+    changed, each with its blobs (``--raw``)."""
+    magic = ":(literal)" if from_root else ":(top,literal)"
+    specs = [f"{magic}{p}" for p in pathspecs or []]
     args = ["-c", "core.quotePath=false", "log", "-z", f"--format={_FORMAT}", "--raw"]
     args += ["--no-abbrev", "--no-renames", "--end-of-options", tip, "--", *specs]
     out = git.run(args, root, check=False)

@@ -423,11 +423,15 @@ class History:
 
 
 def history_of(store: Store, locator: str) -> History | None:
-    """Provenance of one record file: the commit that added it, the last one, how many."""
-    if git.toplevel(store.root) is None:
+    """Provenance of one record file: the commit that added it, the last one, how many.
+
+    One ``git log`` with the file named from the store's folder (git adds the prefix
+    itself): outside git, before the first commit or without git it finds nothing.
+    """
+    try:
+        log = file_log(store.root, [locator], from_root=True)
+    except RelioraError:  # git is not installed
         return None
-    prefix = git.show_prefix(store.root)
-    log = file_log(store.root, [prefix + locator])
     if not log:
         return None
     return History(added=log[-1][0], last_changed=log[0][0], commits=len(log))

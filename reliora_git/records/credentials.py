@@ -10,70 +10,29 @@ plugins, which also flag the hashes and ids real notes are full of, only when
 ``secrets_entropy = true``. Its keyword plugin (``password = …`` in prose) and
 public-IP plugin are never used.
 
-The plugins' expressions are run here, not through their ``analyze_string``,
-so that a scan stays linear on hostile text (:func:`_line_hits`) and knows
-where each secret is (:func:`redact`); what they find is unchanged (tested
-against ``analyze_string``).
+The plugins run in secret_scanners.py (linear on hostile text, each loaded
+only when a text could hold what it finds), which also knows where each secret
+is (:func:`redact`).
 
 A line holding detect-secrets' own ``pragma: allowlist secret`` is skipped:
 an allowed false positive stays visible in the file. Findings never carry the
 value, only a masked form (``…2f1c``, :func:`mask`).
 
-Imported only by the paths that write or judge records, and the plugins only
-on the first scan. Imported the usual way they cost 0.11–0.14 s here: the
-package's ``__init__`` loads its whole scanning engine, and every plugin
-imports ``requests`` (with urllib3, http.client…), which is only for checking
-a secret online — never done here. :func:`_import_plugins` therefore loads the
-plugin modules without the package ``__init__`` and with a stand-in for
-``requests`` while they import (0.05 s), then takes both away again, so that
-anything else in the process imports the real ones. A lazily loaded
-``requests`` does not help: ``import requests`` itself touches the module.
+Imported only by the paths that write, show or judge records, and each plugin
+only when a text first needs it.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
-import threading
-import types
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reliora_git.records.errors import RecordError, RelioraError
 from reliora_git.records.model import FeedbackEvent, Record
+from reliora_git.records.secret_scanners import Hit, Scanners, line_hits, ready, scanners_for
 
-#: (module, class) of the plugins run by default: one per kind of real credential.
-_PLUGINS = (
-    ("artifactory", "ArtifactoryDetector"),
-    ("aws", "AWSKeyDetector"),
-    ("azure_storage_key", "AzureStorageKeyDetector"),
-    ("basic_auth", "BasicAuthDetector"),
-    ("cloudant", "CloudantDetector"),
-    ("discord", "DiscordBotTokenDetector"),
-    ("github_token", "GitHubTokenDetector"),
-    ("gitlab_token", "GitLabTokenDetector"),
-    ("ibm_cloud_iam", "IbmCloudIamDetector"),
-    ("ibm_cos_hmac", "IbmCosHmacDetector"),
-    ("jwt", "JwtTokenDetector"),
-    ("mailchimp", "MailchimpDetector"),
-    ("npm", "NpmDetector"),
-    ("openai", "OpenAIDetector"),
-    ("private_key", "PrivateKeyDetector"),
-    ("pypi_token", "PypiTokenDetector"),
-    ("sendgrid", "SendGridDetector"),
-    ("slack", "SlackDetector"),
-    ("softlayer", "SoftlayerDetector"),
-    ("square_oauth", "SquareOAuthDetector"),
-    ("stripe", "StripeDetector"),
-    ("telegram_token", "TelegramBotTokenDetector"),
-    ("twilio", "TwilioKeyDetector"),
-)
-_ENTROPY_PLUGINS = (
-    ("high_entropy_strings", "Base64HighEntropyString"),
-    ("high_entropy_strings", "HexHighEntropyString"),
-)
 _PRAGMA = re.compile(r"pragma:\s*allowlist[ -]secret", re.IGNORECASE)
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -171,11 +130,15 @@ def redact(text: str, *, entropy: bool = False) -> str:
     hiding a false positive costs a reader little, printing a real one costs a
     rotation. Line endings are kept; text without a secret comes back unchanged.
     """
-    plugins = _plugins(entropy)
+    return _redact(text, scanners_for(text, entropy))
+
+
+def _redact(text: str, scanners: Scanners) -> str:
+    """:func:`redact` with scanners chosen for ``text`` (or for more text holding it)."""
     out: list[str] = []
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029")
-        hits = _line_hits(plugins, body) if body.strip() else []
+        hits = line_hits(scanners, body) if body.strip() else []
         if not hits:
             out.append(line)
             continue
@@ -197,16 +160,17 @@ def masked_record(data: dict[str, Any]) -> dict[str, Any]:
     of the store shows (show, list, the push, the view, MCP). ``check`` and the hook still
     report the file; this keeps a record that arrived holding a secret from being shown or
     pushed verbatim. ``data`` itself when nothing is masked."""
+    texts = {key: value for key, value in data.items() if key not in _UNMASKED}
+    # Chosen once for the record, not for each field.
+    scanners = ready() or scanners_for(_all_text(texts.values()))
     changed: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in _UNMASKED:
-            continue
+    for key, value in texts.items():
         if isinstance(value, str) and value:
-            shown = redact(value)
+            shown = _redact(value, scanners)
             if shown != value:
                 changed[key] = shown
         elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            items = [redact(v) for v in value]
+            items = [_redact(v, scanners) for v in value]
             if items != value:
                 changed[key] = items
     return {**data, **changed} if changed else data
@@ -215,27 +179,39 @@ def masked_record(data: dict[str, Any]) -> dict[str, Any]:
 def mask_record(record: Record) -> None:
     """``record`` (as parsed from its file) with every secret in its text masked, as
     :func:`masked_record` masks the JSON every other read gets (``show`` parses the file)."""
-    for name in ("title", "project_context", "task", "solution", "why_it_worked",
-                 "applicability", "verification"):  # fmt: skip
-        value = getattr(record, name)
+    texts = [getattr(record, name) for name in _TEXTS]
+    lists = [getattr(record, name) for name in _LISTS]
+    sections = [text for _, text in record.extra_sections]
+    scanners = ready() or scanners_for(_all_text([*texts, *lists, sections]))
+    for name, value in zip(_TEXTS, texts, strict=True):
         if value:
-            setattr(record, name, redact(value))
-    for name in ("tags", "problems", "failed_attempts", "warnings", "asked_as"):
-        setattr(record, name, [redact(item) for item in getattr(record, name)])
-    record.extra_sections = [(heading, redact(text)) for heading, text in record.extra_sections]
+            setattr(record, name, _redact(value, scanners))
+    for name, items in zip(_LISTS, lists, strict=True):
+        setattr(record, name, [_redact(item, scanners) for item in items])
+    record.extra_sections = [
+        (heading, _redact(text, scanners)) for heading, text in record.extra_sections
+    ]
 
 
-@dataclass(frozen=True)
-class _Hit:
-    """A secret in one line: where it is (to withhold it), what, and its value (to mask it)."""
-
-    start: int
-    end: int
-    kind: str
-    value: str
+#: The text fields and the lists of text of a :class:`Record` that are masked.
+_TEXTS = ("title", "project_context", "task", "solution", "why_it_worked", "applicability",
+          "verification")  # fmt: skip
+_LISTS = ("tags", "problems", "failed_attempts", "warnings", "asked_as")
 
 
-def _merged(hits: Iterable[_Hit]) -> list[tuple[int, int, str]]:
+def _all_text(values: Iterable[Any]) -> str:
+    """The strings of ``values`` (and of the lists among them) as one text, to choose the
+    scanners once for all of them: a plugin one of them needs is in it."""
+    parts: list[str] = []
+    for value in values:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(v for v in value if isinstance(v, str))
+    return "\n".join(parts)
+
+
+def _merged(hits: Iterable[Hit]) -> list[tuple[int, int, str]]:
     """Spans to withhold, overlapping ones joined (then masked as ``…``: whose 4 to show?)."""
     spans: list[tuple[int, int, str]] = []
     for hit in sorted(hits, key=lambda hit: (hit.start, -hit.end)):
@@ -246,350 +222,6 @@ def _merged(hits: Iterable[_Hit]) -> list[tuple[int, int, str]]:
             continue
         spans.append((hit.start, hit.end, mask(hit.value)))
     return spans
-
-
-#: Plugins whose expression's (first) group is the secret however short: the
-#: password of ``scheme://user:password@``. Elsewhere a short group is a prefix
-#: (``ghp``) and the whole match is the secret.
-_GROUP_IS_SECRET = frozenset({"BasicAuthDetector"})
-#: Trimmed from a whole match: the separators some expressions match around a value.
-_AROUND = " \t\"'=:"
-
-
-def _line_hits(scanners: _Scanners, line: str) -> list[_Hit]:
-    """Every secret the plugins find in one line, each with its span.
-
-    Linear in the line: the two plugins whose expressions backtrack (npm's
-    ``//.+/:_authToken=``, quadratic over a line of slashes; JWT's
-    ``eyJ[…]+\\.``, quadratic over ``eyJeyJeyJ…``) are matched by the equivalent
-    linear code below instead (docs/security.md, bench/secrets.py).
-    """
-    folded = line.casefold()
-    chosen = set(scanners.always)
-    for needle, numbers in scanners.by_needle.items():
-        if needle in folded:
-            chosen.update(numbers)
-    hits: list[_Hit] = []
-    for number in sorted(chosen):
-        hits.extend(scanners.each[number].find(line))
-    return hits
-
-
-@dataclass(frozen=True)
-class _Scanner:
-    """One expression of one plugin (or a plugin's own check) and when to run it."""
-
-    #: Text one of which every match holds, case-folded (empty: always run).
-    #: Most expressions try every position of a line — the ``cloudant_api_key = …``
-    #: family a dozen optional prefixes at each, 2 µs a character — and a line
-    #: rarely holds the word they need; ``in`` finds it at memory speed.
-    needles: frozenset[str]
-    find: Callable[[str], Iterable[_Hit]]
-
-
-@dataclass(frozen=True)
-class _Scanners:
-    each: tuple[_Scanner, ...]
-    #: Needle → the scanners (their numbers in ``each``) it lets run: a line is
-    #: searched once for each needle, and only the scanners it needs are called.
-    by_needle: dict[str, tuple[int, ...]]
-    #: The scanners without needles.
-    always: tuple[int, ...]
-
-
-#: Needles by plugin (class name), for those whose expressions all need the same words.
-_PLUGIN_NEEDLES = {
-    "ArtifactoryDetector": ("akc", "ap"),
-    "AzureStorageKeyDetector": ("accountkey=",),
-    "BasicAuthDetector": ("://",),
-    "DiscordBotTokenDetector": (".",),
-    "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "IbmCloudIamDetector": ("key", "pwd", "pass", "token"),
-    "IbmCosHmacDetector": ("secret",),
-    "JwtTokenDetector": ("eyj",),
-    "MailchimpDetector": ("-us",),
-    "NpmDetector": ("/:_authtoken=",),
-    "OpenAIDetector": ("t3blbkfj",),
-    "PrivateKeyDetector": ("private key", "putty-user-key"),
-    "PypiTokenDetector": ("pypi-",),
-    "SendGridDetector": ("sg.",),
-    "SquareOAuthDetector": ("sq0csp-",),
-    "StripeDetector": ("k_live_",),
-    "TelegramBotTokenDetector": (":",),
-    "TwilioKeyDetector": ("ac", "sk"),
-    # the entropy plugins need quoted strings
-    "Base64HighEntropyString": ("'", '"'),
-    "HexHighEntropyString": ("'", '"'),
-}
-_GITLAB_PREFIX = re.compile(r"gl[a-z]+|gr1348941")
-
-
-def _expression_needles(name: str, pattern: str) -> tuple[str, ...]:
-    """The needles of one expression of a plugin whose expressions need different words."""
-    if name == "AWSKeyDetector":
-        return ("aws",) if "aws" in pattern else ("a3t", "abia", "acca", "akia", "asia")
-    if name == "CloudantDetector":
-        return ("cloudant.com",) if "cloudant" in pattern[-20:] else ("cl",)
-    if name == "SoftlayerDetector":
-        return ("softlayer",) if "soap" in pattern else ("softlayer", "sl")
-    if name == "SlackDetector":
-        return ("hooks",) if "hooks" in pattern else ("xox",)
-    if name == "GitLabTokenDetector":
-        return tuple(_GITLAB_PREFIX.findall(pattern.lower())) or ("gl",)
-    return _PLUGIN_NEEDLES.get(name, ())
-
-
-# --- passwords on a command line (not a detect-secrets plugin) --------------------------------
-
-COMMAND_LINE_KIND = "Command-line password"
-HEADER_KIND = "Authorization header"
-#: A value: quoted whole, or up to the next space; each alternative linear.
-_VALUE = r"""('[^'\n]*'|"[^"\n]*"|[^\s'"]+)"""
-#: ``PGPASSWORD=…``, ``export db_password=…``, ``AWS_SECRET_ACCESS_KEY=…``, a libpq
-#: ``password=…`` conninfo: a name ending in a secret's word, then ``=`` and the value.
-_ASSIGNED_PASSWORD = re.compile(
-    r"\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|[A-Za-z_]*(?:PASSWORD|PASSWD|PASSPHRASE)|"
-    r"[A-Za-z_]*SECRET(?:_ACCESS)?_KEY|[A-Za-z_]*(?:API|AUTH|ACCESS)_(?:KEY|TOKEN)|"
-    r"[A-Za-z_]+_SECRET|[A-Za-z_]+_TOKEN)=" + _VALUE,
-    re.IGNORECASE,
-)
-_PASSWORD_OPTION = re.compile(r"(?<![\w-])--pass(?:word|wd)(?:=|[ \t]+)" + _VALUE)
-#: mysql's ``-pVALUE`` (its ``-p name`` asks for the password and names a database).
-_MYSQL = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b", re.IGNORECASE)
-_SHORT_P = re.compile(r"(?<!\S)-p" + _VALUE)
-#: Tools whose ``-p VALUE`` is a password: sshpass, and a registry ``login`` (docker,
-#: podman, helm, nerdctl).
-_P_TOOLS = re.compile(r"\b(?:sshpass|login)\b", re.IGNORECASE)
-_SPACED_P = re.compile(r"(?<!\S)-p(?:[ \t]+)?" + _VALUE)
-#: redis-cli's ``-a VALUE``.
-_REDIS = re.compile(r"\bredis-cli\b", re.IGNORECASE)
-_SHORT_A = re.compile(r"(?<!\S)-a[ \t]+" + _VALUE)
-#: Keys and tokens with a fixed prefix that no detect-secrets plugin knows here: Anthropic's
-#: and OpenAI's ``sk-…`` keys, npm's ``npm_…`` tokens outside an .npmrc line.
-_PREFIXED_TOKEN = re.compile(
-    r"(?<![\w-])(sk-(?:ant-(?:api|admin)\d{2}-|proj-|svcacct-)?[A-Za-z0-9_-]{20,}|"
-    r"(?<!_authToken=)npm_[A-Za-z0-9]{36})"  # in an .npmrc line it is the npm plugin's
-)
-TOKEN_KIND = "API key or token"
-_AUTHORIZATION = re.compile(
-    r"\bAuthorization:[ \t]*(?:(?:Bearer|Basic|Token|Digest|Bot)[ \t]+)?"
-    r"([A-Za-z0-9][\w+/=.~-]{3,})",
-    re.IGNORECASE,
-)
-#: A value that names a secret rather than holds one: a variable, a placeholder, a prompt.
-_NOT_A_VALUE = re.compile(
-    r"^(?:[$<{%*…\[]|\.\.\.|-|\w*stdin\b)|^(?:x+|(?:my|your|the|some)?_?(?:pass(?:word)?|pw|pwd|"
-    r"secret|changeme|example|placeholder|redacted|dummy|test|foo|bar|postgres|root|admin|"
-    r"user(?:name)?|guest)s?\d?)$",
-    re.IGNORECASE,
-)
-
-
-def _command_line_hits(line: str) -> list[_Hit]:
-    """Passwords given on a command line (``PGPASSWORD=…``, ``--password …``, mysql's
-    ``-p…``) and ``Authorization:`` header values: each expression a single pass."""
-    found: list[tuple[re.Match[str], str]] = []
-    found += [(m, COMMAND_LINE_KIND) for m in _ASSIGNED_PASSWORD.finditer(line)]
-    found += [(m, COMMAND_LINE_KIND) for m in _PASSWORD_OPTION.finditer(line)]
-    mysql = _MYSQL.search(line)
-    if mysql is not None:  # -p is mysql's password only on a mysql command line
-        found += [(m, COMMAND_LINE_KIND) for m in _SHORT_P.finditer(line, mysql.end())]
-    tool = _P_TOOLS.search(line)
-    if tool is not None:
-        found += [(m, COMMAND_LINE_KIND) for m in _SPACED_P.finditer(line, tool.end())]
-    redis = _REDIS.search(line)
-    if redis is not None:
-        found += [(m, COMMAND_LINE_KIND) for m in _SHORT_A.finditer(line, redis.end())]
-    found += [(m, HEADER_KIND) for m in _AUTHORIZATION.finditer(line)]
-    found += [(m, TOKEN_KIND) for m in _PREFIXED_TOKEN.finditer(line)]
-    hits = []
-    for match, kind in found:
-        value = match.group(1).strip("'\"").rstrip(".,;:)]}")
-        if len(value) >= 3 and any(c.isalnum() for c in value) and not _NOT_A_VALUE.match(value):
-            hits.append(_Hit(match.start(1), match.end(1), kind, value))
-    return hits
-
-
-_COMMAND_LINE_NEEDLES = frozenset({"password", "passwd", "passphrase", "mysql_pwd",
-                                   "rediscli_auth", "-p", "-a", "authorization", "secret",
-                                   "_key=", "_token=", "sk-", "npm_"})  # fmt: skip
-
-
-def _scanners_of(plugins: Sequence[Any]) -> _Scanners:
-    each: list[_Scanner] = [_Scanner(_COMMAND_LINE_NEEDLES, _command_line_hits)]
-    for plugin in plugins:
-        name, kind = type(plugin).__name__, plugin.secret_type
-        if name == "NpmDetector":
-            find: Callable[[str], Iterable[_Hit]] = functools.partial(_npm_hits, kind)
-        elif name == "JwtTokenDetector":
-            find = functools.partial(_jwt_hits, plugin)
-        elif not hasattr(plugin, "denylist"):
-            find = functools.partial(_entropy_hits, plugin)
-        else:
-            each.extend(
-                _Scanner(
-                    frozenset(_expression_needles(name, regex.pattern)),
-                    _regex_find(name, kind, regex),
-                )
-                for regex in plugin.denylist
-            )
-            continue
-        each.append(_Scanner(frozenset(_PLUGIN_NEEDLES.get(name, ())), find))
-    by_needle: dict[str, list[int]] = {}
-    for number, scanner in enumerate(each):
-        for needle in scanner.needles:
-            by_needle.setdefault(needle, []).append(number)
-    always = tuple(number for number, scanner in enumerate(each) if not scanner.needles)
-    return _Scanners(
-        tuple(each), {needle: tuple(numbers) for needle, numbers in by_needle.items()}, always
-    )
-
-
-def _regex_find(name: str, kind: str, regex: re.Pattern[str]) -> Callable[[str], Iterable[_Hit]]:
-    keyword = _keyword_part(regex)
-    if keyword is None:
-        return functools.partial(_regex_hits, name, kind, regex)
-    return functools.partial(_assignment_hits, name, kind, regex, keyword)
-
-
-def _regex_hits(name: str, kind: str, regex: re.Pattern[str], line: str) -> Iterable[_Hit]:
-    return [_match_hit(name, kind, match) for match in regex.finditer(line)]
-
-
-#: Where the keyword starts in detect-secrets' ``build_assignment_regex`` expressions.
-_KEYWORD_STARTS = ("(?:key|", "(?:secret[")
-#: Characters before its keyword that such an expression can match: ``[``, a quote,
-#: a prefix of at most 16 (``ibm_cloud_iam_api``), separators. With margin.
-_KEYWORD_BEFORE = 32
-
-
-def _keyword_part(regex: re.Pattern[str]) -> re.Pattern[str] | None:
-    """The part of a ``KEYWORD = "VALUE"`` expression from its keyword on, or None.
-
-    Those expressions (IBM Cloud IAM and COS, Cloudant, SoftLayer: ``[\\W^][ "]
-    prefix? keyword "? ]? = "VALUE"``) start with a dozen optional parts, tried
-    at every position of a line at 1–2 µs a character: a MiB of ``password =
-    key=token: …`` took seconds. Their keyword part starts with a literal, which
-    ``re`` finds fast; the whole expression is then tried only just before it.
-    """
-    pattern = regex.pattern
-    if not pattern.startswith("(?:(?<=\\W)|(?<=^))"):
-        return None
-    starts = [pattern.find(start) for start in _KEYWORD_STARTS if start in pattern]
-    if not starts:
-        return None
-    return re.compile(pattern[min(starts) :], regex.flags)
-
-
-def _assignment_hits(
-    name: str, kind: str, regex: re.Pattern[str], keyword: re.Pattern[str], line: str
-) -> Iterable[_Hit]:
-    """What ``regex`` finds, searched only where its keyword part matches.
-
-    Every match of ``regex`` holds a match of ``keyword`` (its tail) starting at
-    most :data:`_KEYWORD_BEFORE` characters after it. So for each place the tail
-    matches, ``regex`` is searched from that far back to just past the tail
-    (one character more: its closing lookahead sees the real next character).
-    Work per place is bounded, places are found by ``re``'s literal search, and
-    a place where ``regex`` fails moves on by one character, not past the tail
-    (an earlier keyword's value may hold the next keyword).
-    """
-    hits: list[_Hit] = []
-    position = 0
-    while True:
-        tail = keyword.search(line, position)
-        if tail is None:
-            return hits
-        whole = regex.search(line, max(0, tail.start() - _KEYWORD_BEFORE), tail.end() + 1)
-        if whole is None:
-            position = tail.start() + 1
-            continue
-        hits.append(_match_hit(name, kind, whole))
-        position = max(whole.end(), tail.start() + 1)
-
-
-def _npm_hits(kind: str, line: str) -> Iterable[_Hit]:
-    return [_Hit(start, end, kind, line[start:end]) for start, end in _npm_spans(line)]
-
-
-def _jwt_hits(plugin: Any, line: str) -> Iterable[_Hit]:
-    return [
-        _Hit(start, end, plugin.secret_type, line[start:end])
-        for start, end in _jwt_spans(line)
-        if _may_be_jwt(line, start, end) and plugin.is_formally_valid(line[start:end])
-    ]
-
-
-def _may_be_jwt(line: str, start: int, end: int) -> bool:
-    """False when the plugin's check must fail: a JWT's first part is a JSON object,
-    ``{"":0}`` at least, 6 bytes, 8 characters of base64 — ``eyJa.eyJa.…`` would
-    otherwise cost a decoding every 10 characters."""
-    dot = line.find(".", start, end)
-    return dot - start >= 8
-
-
-def _entropy_hits(plugin: Any, line: str) -> Iterable[_Hit]:
-    """Quoted values over the plugin's entropy limit, found where they are."""
-    hits: list[_Hit] = []
-    for value in dict.fromkeys(plugin.analyze_string(line)):
-        if not value or plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit:
-            continue
-        start = line.find(value)
-        while start != -1:
-            hits.append(_Hit(start, start + len(value), plugin.secret_type, value))
-            start = line.find(value, start + len(value))
-    return hits
-
-
-def _match_hit(plugin_name: str, kind: str, match: re.Match[str]) -> _Hit:
-    groups = [n for n in range(1, (match.re.groups or 0) + 1) if match.group(n)]
-    if groups:
-        longest = max(groups, key=lambda n: len(match.group(n)))
-        if plugin_name in _GROUP_IS_SECRET or len(match.group(longest)) >= 8:
-            return _Hit(match.start(longest), match.end(longest), kind, match.group(longest))
-    start, end = match.span()
-    text = match.string
-    while start < end and text[start] in _AROUND:
-        start += 1
-    while end > start and text[end - 1] in _AROUND:
-        end -= 1
-    return _Hit(start, end, kind, text[start:end])
-
-
-#: npm's ``\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*`` without its
-#: leading ``//.+``: that part is checked by position (a ``//`` ending before the match).
-_NPM_TOKEN = re.compile(r"/:_authToken=\s*(npm_.+|[A-Fa-f0-9-]{36})")
-#: JWT's ``eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?…*?``, found run by run (below).
-_JWT_RUN = re.compile(r"eyJ[A-Za-z0-9_=-]+(\.[A-Za-z0-9_=-]+\.?)?")
-
-
-def _npm_spans(line: str) -> Iterable[tuple[int, int]]:
-    """Where npm's expression finds a token, in linear time.
-
-    ``//.+/:_authToken=`` holds where some ``//`` ends at least one character before
-    the ``/`` of ``/:_authToken=``: the first ``//`` is the best candidate.
-    """
-    slashes = line.find("//")
-    if slashes == -1:
-        return
-    for match in _NPM_TOKEN.finditer(line, slashes + 3):
-        yield match.span(1)
-
-
-def _jwt_spans(line: str) -> Iterable[tuple[int, int]]:
-    """Where JWT's expression matches, in linear time.
-
-    Its first ``[…]+`` runs to the end of a run of those characters (``.`` is not
-    one of them), so only the first ``eyJ`` of a run can start a match — later
-    ones fail the same way — and a match is: that ``eyJ`` with at least one
-    character after it in its run, ``.``, the next run, and one more ``.`` if
-    there is one (the expression's greedy ``\\.?``; its lazy tail takes nothing).
-    :data:`_JWT_RUN` matches the run whether or not a ``.`` follows, so a failed
-    start consumes its run once instead of once per ``eyJ`` in it.
-    """
-    for match in _JWT_RUN.finditer(line):
-        if match.group(1):
-            yield match.span()
 
 
 def record_fields(data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -643,14 +275,19 @@ def scan_store_file(
     """
     seen: set[tuple[str, str]] = set()
     found: list[Finding] = []
+    fields = list(fields)
+    # Chosen once for everything the file holds (the strings YAML reads choose their own).
+    whole = ready(entropy) or scanners_for(
+        _all_text([*(v for _, v in fields), locator, text or ""]), entropy
+    )
 
-    def add(named: Iterable[tuple[str, str]], numbered_from: int = 1) -> None:
-        for finding, value in _scan(named, entropy, allowed, numbered_from):
+    def add(named: Iterable[tuple[str, str]], numbered_from: int = 1, chosen: bool = True) -> None:
+        scanners = whole if chosen else None
+        for finding, value in _scan(named, entropy, allowed, numbered_from, scanners):
             if (finding.kind, value) not in seen:
                 seen.add((finding.kind, value))
                 found.append(finding)
 
-    fields = list(fields)
     add(fields)
     if locator:
         add([("file name", locator)])
@@ -669,11 +306,12 @@ def scan_store_file(
             scanned.add(bare)
             add([(label, line)], numbered_from=number)
         if hidden:
-            add(
+            strings = [
                 (name, value)
                 for name, value in _front_matter_strings(text, locator)
                 if any(line.strip() not in scanned for line in value.splitlines())
-            )
+            ]
+            add(strings, chosen=False)
     return found
 
 
@@ -708,8 +346,8 @@ def scan_event_file(
     seen: set[tuple[str, str]] = set()
     found: list[Finding] = []
 
-    def add(named: Iterable[tuple[str, str]], numbered_from: int = 1) -> None:
-        for finding, value in _scan(named, entropy, (), numbered_from):
+    def add(named: Iterable[tuple[str, str]], scanners: Scanners | None = None) -> None:
+        for finding, value in _scan(named, entropy, (), 1, scanners):
             if (finding.kind, value) not in seen:
                 seen.add((finding.kind, value))
                 found.append(finding)
@@ -717,6 +355,7 @@ def scan_event_file(
     if text is None:
         add(event_fields(event) if event is not None else [])
     else:
+        whole = scanners_for(text, entropy)  # once for the file: each part is in it
         hidden = False
         for label, _, lines in _labelled_parts(text):
             if label == "preamble":  # an event's body is its note, read stripped
@@ -725,7 +364,7 @@ def scan_event_file(
                     lines = lines[1:]
             elif any(_MAY_HIDE.match(line) for line in lines):
                 hidden = True
-            add([(label.removeprefix("front matter "), "\n".join(lines))])
+            add([(label.removeprefix("front matter "), "\n".join(lines))], whole)
         if hidden:
             add(_front_matter_strings(text, locator))
     if locator:
@@ -734,18 +373,26 @@ def scan_event_file(
 
 
 def _scan(
-    fields: Iterable[tuple[str, str]], entropy: bool, allowed: Iterable[str], first_line: int = 1
+    fields: Iterable[tuple[str, str]],
+    entropy: bool,
+    allowed: Iterable[str],
+    first_line: int = 1,
+    scanners: Scanners | None = None,
 ) -> list[tuple[Finding, str]]:
-    """(finding, its value) in (field name, text) pairs; lines numbered from ``first_line``."""
+    """(finding, its value) in (field name, text) pairs; lines numbered from ``first_line``.
+
+    ``scanners``: chosen for a text holding every field's (else for the fields here)."""
     skip = {kind_slug(kind) for kind in allowed}
-    scanners = _plugins(entropy)
+    fields = list(fields)
+    if scanners is None:
+        scanners = ready(entropy) or scanners_for(_all_text(text for _, text in fields), entropy)
     found: list[tuple[Finding, str]] = []
     for name, text in fields:
         for number, line in enumerate(text.splitlines(), start=first_line):
             if not line.strip() or _PRAGMA.search(line):
                 continue
             seen: set[tuple[str, str]] = set()
-            for hit in _line_hits(scanners, line):
+            for hit in line_hits(scanners, line):
                 key = (hit.kind, hit.value)
                 if key in seen or kind_slug(hit.kind) in skip:
                     continue
@@ -844,59 +491,3 @@ def _labelled_lines(text: str) -> Iterable[tuple[str, int, str]]:
             if heading is not None:
                 label = f"section {heading}"
         yield label, number, line
-
-
-#: The plugin instances, by ``entropy``; filled under :data:`_LOADING`.
-_LOADED: dict[bool, _Scanners] = {}
-#: One thread loads the plugins at a time: :func:`_import_plugins` places and
-#: removes modules in ``sys.modules``, and two first scans at once (parallel MCP
-#: tool calls) saw each other's half-imported package (``KeyError``).
-_LOADING = threading.Lock()
-
-
-def _plugins(entropy: bool) -> _Scanners:
-    loaded = _LOADED.get(entropy)
-    if loaded is not None:
-        return loaded
-    with _LOADING:
-        loaded = _LOADED.get(entropy)
-        if loaded is None:
-            chosen = _PLUGINS + (_ENTROPY_PLUGINS if entropy else ())
-            modules = _import_plugins(sorted({module for module, _ in chosen}))
-            loaded = _scanners_of([getattr(modules[module], name)() for module, name in chosen])
-            _LOADED[entropy] = loaded
-        return loaded
-
-
-def _import_plugins(names: list[str]) -> dict[str, Any]:
-    """The plugin modules, imported without what a scan never runs (see the module docstring)."""
-    import importlib
-    import importlib.util
-
-    placed: list[str] = []
-    if "detect_secrets" not in sys.modules:
-        spec = importlib.util.find_spec("detect_secrets")
-        if spec is not None:
-            # The package itself, its __init__ not run: submodules import through __path__.
-            sys.modules["detect_secrets"] = importlib.util.module_from_spec(spec)
-            placed.append("detect_secrets")
-    if "requests" not in sys.modules:
-        sys.modules["requests"] = _requests_stand_in()
-        placed.append("requests")
-    try:
-        return {name: importlib.import_module(f"detect_secrets.plugins.{name}") for name in names}
-    finally:
-        for name in placed:
-            del sys.modules[name]
-
-
-def _requests_stand_in() -> types.ModuleType:
-    """What the plugins use of ``requests`` when they are defined: names, never calls."""
-
-    class RequestException(Exception):
-        pass
-
-    module = types.ModuleType("requests", "a stand-in while detect-secrets' plugins import")
-    module.exceptions = types.SimpleNamespace(RequestException=RequestException)  # type: ignore[attr-defined]
-    module.Response = object  # type: ignore[attr-defined]
-    return module
