@@ -81,7 +81,8 @@ def evaluate(clone: Path, grades_file: Path) -> dict[str, Any]:
             (e["commits"][0][:12] if e["commits"] else "", best(e), e["title"][:70]) for e in top
         ],
         "drafts with problem and solution": (
-            sum(bool(d.get("problems")) and bool(d.get("solution")) for d in drafts), len(drafts)
+            sum(bool(d.get("problems")) and bool(d.get("solution")) for d in drafts),
+            len(drafts),
         ),
         "seconds": round(wall, 3),
         "git log -p seconds": round(log_wall, 3),
