@@ -404,7 +404,7 @@ def test_a_cached_search_imports_no_typer_yaml_or_gitpython(
         )
         assert "flaky-a" in done.stdout
         found.append(done.stdout.strip().splitlines()[-1])
-    assert found == ["['detect_secrets', 'frontmatter', 'yaml']", "[]"]
+    assert found == ["['frontmatter', 'yaml']", "[]"]
 
 
 def test_the_collector_runs_again_once_the_command_starts(
