@@ -545,7 +545,8 @@ def measure_mcp(size: int, root: Path, env: dict[str, str], runs: int, warmup: i
     times the calls itself; CPU and peak memory are the server's (Linux /proc).
     """
     label = "mcp: search tool call (running server)"
-    server = [*reliora_command(), "mcp", "--repo", str(root)]
+    # `search` is among the tools only with --all-tools (an agent is offered four by default).
+    server = [*reliora_command(), "mcp", "--all-tools", "--repo", str(root)]
     client = [
         sys.executable,
         str(MCP_CLIENT),
