@@ -128,6 +128,8 @@ class IndexState:
         #: part never decoded is written again as it was read.
         self._parts = parts or {}
         self._decoding = threading.Lock()  # an MCP server's calls may decode at once
+        #: The mapped index file the parts are views of (read_state), if they are.
+        self.mapped: mmap.mmap | None = None
         #: Guards ``scans``: the one part of a state that calls add to while other threads
         #: (an MCP server's) copy it into the next state or write it (see :meth:`scans_copy`).
         self.scans_lock = threading.Lock()
@@ -135,7 +137,9 @@ class IndexState:
     def _section(self, name: str) -> Any:
         """A section decoded (its bytes are let go: nothing holds the file's text twice)."""
         with paused_gc():  # plain, acyclic data in bulk (see cache.paused_gc)
-            return marshal.loads(self._parts.pop(name))
+            value = marshal.loads(self._parts.pop(name))
+        let_go(self.mapped)
+        return value
 
     @property
     def inverted(self) -> InvertedIndex:
@@ -210,6 +214,7 @@ class IndexState:
             table=self.table,
             parts=dict(self._parts),
         )  # no folder stamps: they held for this state's feedback files, not those
+        state.mapped = self.mapped
         state._inverted, state._blobs = self._inverted, self._blobs
         state._checks, state._scans = self._checks, self._scans
         return state
@@ -275,7 +280,28 @@ def read_state(path: Path, root: Path) -> IndexState | None:
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # missing, unreadable, empty, or a file system without mmap
         return None
-    return _read_sections(memoryview(mapped), root)
+    state = _read_sections(memoryview(mapped), root)
+    if state is not None:
+        state.mapped = mapped
+    let_go(mapped)
+    return state
+
+
+#: How to drop a mapping's pages (None where the platform has no such advice).
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+
+
+def let_go(mapped: mmap.mmap | None) -> None:
+    """Drop the mapped index file's pages from this process's resident memory.
+
+    They stay in the page cache, and a section decoded later maps its own pages in
+    again (the mapping is read-only: dropping a page never loses a byte). Without it,
+    every page the CRCs touched stayed resident next to the records decoded from
+    them: 53 MB more at the peak of a search of 100,000 records.
+    """
+    if mapped is not None and _DONTNEED is not None:
+        with contextlib.suppress(OSError, ValueError):
+            mapped.madvise(_DONTNEED)
 
 
 def _read_sections(data: memoryview, root: Path) -> IndexState | None:
