@@ -8,13 +8,14 @@ Usage (from the repository root, with the package installed in the interpreter y
     python bench/stages.py STORE show ID --runs 9 --json
 
 STORE is a folder holding ``.reliora/`` (bench/run.py --keep leaves its stores, or
-make one with ``make_store`` there). Each run starts a new interpreter that does what
+make one with ``make_store`` there). The command itself runs twice first, so that its
+index is saved; then each run starts a new interpreter that does what
 the command does, in the order it does it, and reads the thread's CPU clock between
 the stages: the interpreter's own start (``python -c pass``, measured apart), the
 command's imports, reading the index file, locate (folder stamps checked, files
 stat'ed or folders listed), load, build, then resolving the id and the record's own
 work (``show``) or ranking and the shown results' freshness (``search``), and the
-JSON. The index is warmed by one untimed run first. Medians over the runs are printed.
+JSON (one more process, untimed, first). Medians over the runs are printed.
 
 Only the standard library is used (and the package, in the child processes).
 """
@@ -103,6 +104,10 @@ def interpreter_ms(runs: int) -> float:
 
 def stages(store: Path, what: str, text: str, runs: int) -> dict[str, float]:
     """Median CPU ms of each stage over ``runs`` fresh processes (one untimed first)."""
+    # The command itself first, so that the index file is there and saved as it would be.
+    command = [sys.executable, "-m", "reliora_git", what, text, "--json"]
+    for _ in range(2):
+        subprocess.run(command, cwd=store, capture_output=True, env=child_env(), check=False)
     rows: list[list[tuple[str, float]]] = []
     for i in range(runs + 1):
         done = subprocess.run(
