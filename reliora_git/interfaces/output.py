@@ -7,11 +7,12 @@ JSON keeps it verbatim (json escapes it), except review's (interfaces/review.py)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from reliora_git.records.text import is_plain, remove_invisible
@@ -84,8 +85,15 @@ class OutputError(Exception):
 def emit(text: str, stream: IO[str] | None = None) -> None:
     """Write one line to ``stream`` (stdout); a failure is an :class:`OutputError`."""
     out = stream or sys.stdout
-    try:
+    with _writing(out):
         out.write(text + "\n")
+
+
+@contextlib.contextmanager
+def _writing(out: IO[str]) -> Iterator[None]:
+    """Writes to ``out``: a failure to write stdout becomes an :class:`OutputError`."""
+    try:
+        yield
     except BrokenPipeError:
         raise  # `| head`: reporting() ends quietly
     except OSError as exc:
@@ -474,15 +482,9 @@ def print_json_lines(lines: list[str], stream: IO[str] | None = None) -> None:
         emit("[]", stream)
         return
     out = stream or sys.stdout
-    try:
+    with _writing(out):
         out.write("[\n")
         last = len(lines) - 1
         for n, line in enumerate(lines):
             out.write(line)
             out.write(",\n" if n < last else "\n]\n")
-    except BrokenPipeError:
-        raise  # `| head`: reporting() ends quietly
-    except OSError as exc:
-        if out is sys.stdout:
-            raise OutputError(exc) from None
-        raise

@@ -25,6 +25,7 @@ import os
 import stat
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reliora_git.records.errors import RelioraError
@@ -97,10 +98,14 @@ class _Walk:
 
     def whole(self) -> Located:
         """Every folder listed, as :func:`~reliora_git.storage.store.scan_markdown` does."""
-        for top, locator, into in self.tops:
+        self._walk_tops(self.tops)
+        return self._located()
+
+    def _walk_tops(self, tops: list[tuple[Path, str, list[ScannedFile]]]) -> None:
+        """Each of ``tops`` walked whole, unless it is missing or a link (linked_folders)."""
+        for top, locator, into in tops:
             if top.is_dir() and not top.is_symlink():
                 self._walk_below(os.fspath(top), locator, into)
-        return self._located()
 
     def _walk_below(self, path: str, locator: str, into: list[ScannedFile]) -> None:
         stack = [(path, locator)]
@@ -210,9 +215,7 @@ class _Walk:
             for path, below in stack:
                 if below not in known:  # a folder new since the index was saved
                     self._walk_below(path, below, into)
-        for top, locator, into in new_tops:
-            if top.is_dir() and not top.is_symlink():
-                self._walk_below(os.fspath(top), locator, into)
+        self._walk_tops(new_tops)
         return self._located()
 
 
